@@ -1,0 +1,167 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one layer through which host-side code touches sysfs, procfs and /dev.
+
+Every path handed to this layer is an absolute *host* path (``/sys/bus/pci/devices``); the layer maps it
+under a configurable root, so the same code reads the real host (roots ``/``) or a simulated lab tree.
+Nothing else in the collection opens device paths.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+# Kernel errno values that sysfs writes return, with what they mean for an operator.
+_ERRNO_HINTS = {
+    errno.EBUSY: "the device is busy (in use, or the kernel needs the value reset to 0 first)",
+    errno.ERANGE: "the value is out of the range the device supports",
+    errno.EINVAL: "the kernel rejected the value as invalid",
+    errno.EEXIST: "an object with that identity already exists",
+    errno.EUSERS: "no instances of that type are left on the device",
+    errno.EACCES: "the attribute is not writable",
+    errno.EPERM: "the operation is not permitted (root is needed)",
+    errno.ENOENT: "the attribute does not exist",
+    errno.ENODEV: "the device has gone away",
+    errno.ENOSPC: "no space left for that object on the device",
+}
+
+
+class SysfsError(Exception):
+    """A sysfs/procfs access failed; the message names the host path and the kernel's reason."""
+
+    def __init__(self, op, path, err):
+        self.op = op
+        self.path = path
+        self.errno = getattr(err, "errno", None)
+        reason = getattr(err, "strerror", None) or str(err)
+        hint = _ERRNO_HINTS.get(self.errno)
+        msg = "%s %s failed: %s" % (op, path, reason)
+        if hint:
+            msg += " (%s)" % hint
+        super(SysfsError, self).__init__(msg)
+
+
+class Sysfs(object):
+    """Read and write host files under configurable roots.
+
+    ``sys_root`` replaces ``/sys``, ``proc_root`` replaces ``/proc``, ``dev_root`` replaces ``/dev`` and
+    ``run_root`` replaces ``/run``. Any other absolute path is mapped under ``root`` (default ``/``).
+    """
+
+    def __init__(self, root="/", sys_root=None, proc_root=None, dev_root=None, run_root=None):
+        self.root = os.path.abspath(root or "/")
+        self._prefixes = (
+            ("/sys", os.path.abspath(sys_root) if sys_root else self._under_root("/sys")),
+            ("/proc", os.path.abspath(proc_root) if proc_root else self._under_root("/proc")),
+            ("/dev", os.path.abspath(dev_root) if dev_root else self._under_root("/dev")),
+            ("/run", os.path.abspath(run_root) if run_root else self._under_root("/run")),
+        )
+
+    def _under_root(self, path):
+        if self.root == "/":
+            return path
+        return os.path.join(self.root, path.lstrip("/"))
+
+    # -- path mapping -------------------------------------------------------------------------
+    def real(self, path):
+        """Map an absolute host path to the path on this machine."""
+        path = os.path.normpath("/" + path.lstrip("/"))
+        for prefix, real in self._prefixes:
+            if path == prefix or path.startswith(prefix + "/"):
+                return real + path[len(prefix):]
+        return self._under_root(path)
+
+    def host(self, real_path):
+        """Map a path on this machine back to the host path (inverse of :meth:`real`)."""
+        real_path = os.path.normpath(real_path)
+        for prefix, real in self._prefixes:
+            if real_path == real or real_path.startswith(real.rstrip("/") + "/"):
+                return prefix + real_path[len(real.rstrip("/")):] if real != "/" else real_path
+        if self.root != "/" and real_path.startswith(self.root + "/"):
+            return real_path[len(self.root):]
+        return real_path
+
+    # -- reads --------------------------------------------------------------------------------
+    def exists(self, path):
+        return os.path.lexists(self.real(path))
+
+    def isdir(self, path):
+        return os.path.isdir(self.real(path))
+
+    def read_bytes(self, path, limit=1 << 20):
+        """Read at most ``limit`` bytes (sysfs attributes are one page; never read a huge file whole)."""
+        try:
+            with open(self.real(path), "rb") as f:
+                return f.read(limit)
+        except (IOError, OSError) as e:
+            raise SysfsError("read", path, e)
+
+    def read(self, path, default=None, limit=1 << 20):
+        """Read a text attribute, stripped of the trailing newline. ``default`` is returned when the file
+        is missing or unreadable; when ``default`` is None, errors raise :class:`SysfsError`."""
+        try:
+            data = self.read_bytes(path, limit)
+        except SysfsError:
+            if default is not None:
+                return default
+            raise
+        return data.decode("utf-8", "replace").strip()
+
+    def read_optional(self, path):
+        """Read a text attribute, or None when it is missing or unreadable."""
+        try:
+            return self.read(path)
+        except SysfsError:
+            return None
+
+    def listdir(self, path):
+        """Sorted entries of a directory; an empty list when it is missing."""
+        try:
+            return sorted(os.listdir(self.real(path)))
+        except (IOError, OSError) as e:
+            if e.errno in (errno.ENOENT, errno.ENOTDIR):
+                return []
+            raise SysfsError("list", path, e)
+
+    def readlink(self, path):
+        """The target of a symlink as the kernel wrote it (relative), or None when it is not a link."""
+        try:
+            return os.readlink(self.real(path))
+        except (IOError, OSError):
+            return None
+
+    def link_name(self, path):
+        """The last component of a symlink's target (``driver`` -> ``vfio-pci``), or None."""
+        target = self.readlink(path)
+        return os.path.basename(target.rstrip("/")) if target else None
+
+    def resolve(self, path):
+        """The host path a symlink chain ends at, resolved inside the mapped roots, or None when the
+        link dangles or loops."""
+        try:
+            real = os.path.realpath(self.real(path), strict=True)
+        except (IOError, OSError, RuntimeError):
+            return None
+        return self.host(real)
+
+    # -- writes -------------------------------------------------------------------------------
+    def write(self, path, value):
+        """Write one value to an attribute in a single ``write()`` call, as the kernel expects.
+
+        Raises :class:`SysfsError` carrying the kernel's errno and an operator-readable reason."""
+        data = value if isinstance(value, bytes) else ("%s" % value).encode("utf-8")
+        try:
+            fd = os.open(self.real(path), os.O_WRONLY)
+        except (IOError, OSError) as e:
+            raise SysfsError("open for write", path, e)
+        try:
+            os.write(fd, data)
+        except (IOError, OSError) as e:
+            raise SysfsError("write %r to" % data.decode("utf-8", "replace"), path, e)
+        finally:
+            os.close(fd)

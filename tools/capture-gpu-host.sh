@@ -46,4 +46,4 @@ for d in /sys/bus/pci/devices/*; do
     ig=$(readlink "$d/iommu_group"); [ -n "$ig" ] && { echo "## iommu group members"; ls "$d/iommu_group/devices"; }
   } >"$f" 2>&1
 done
-echo done
+echo "capture done"

@@ -1,0 +1,38 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The host base: options and helpers shared by host-side (sysfs) modules.
+
+Standard library only, Python 3.9+: this code is shipped to managed hosts.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+
+# Documented once in plugins/doc_fragments/_host.py; keep the two in step.
+HOST_ARGUMENT_SPEC = dict(
+    root=dict(type="path", default="/"),
+)
+
+
+def host_argument_spec(**extra):
+    """The host base's options plus the module's own extra options."""
+    spec = dict((k, dict(v)) for k, v in HOST_ARGUMENT_SPEC.items())
+    spec.update(extra)
+    return spec
+
+
+def host_sysfs(module):
+    """Build the :class:`Sysfs` layer from the module's root option, failing with a message that
+    names the option when the root is not a directory."""
+    root = module.params.get("root") or "/"
+    if not os.path.isabs(root):
+        module.fail_json(msg="root must be an absolute path to a directory (the host root, default /); got %r" % root)
+    if not os.path.isdir(root):
+        module.fail_json(msg="root %r is not a directory: it must be the directory under which sys/, proc/, "
+                             "dev/ and run/ are read (default /)" % root)
+    return Sysfs(root=root)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Every quality gate of the collection, counted: each runs even when an earlier one failed, and the run
+# ends with one summary line "gates: N passed, M failed". Exit status 1 when any gate failed.
+# Called by `make test` after the virtualenv and the Debian packages are installed.
+# GATES="sanity units" limits the run to some gates (for development).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+venv="$top/.venv"
+export PATH="$top/.build/pybin:$venv/bin:$PATH"
+# ansible-test strips most environment variables and calls interpreters by name: a directory of links to
+# the real interpreters (not pyenv shims) goes first on PATH.
+mkdir -p .build/pybin
+py_versions=""
+for v in 3.9 3.10 3.11 3.12 3.13; do
+  if p=$(tools/find-python.sh "$v"); then
+    ln -sf "$p" ".build/pybin/python$v"
+    py_versions="$py_versions $v"
+  fi
+done
+ctl_py=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+ln -sf "$venv/bin/python" ".build/pybin/python$ctl_py"
+
+# ansible-test downloads a pip bootstrap script from a host this network cannot reach; give it a stand-in.
+pip_ver=$("$venv/bin/python" - <<'PY'
+import re, ansible_test, os
+src = open(os.path.join(os.path.dirname(ansible_test.__file__), "_internal", "python_requirements.py")).read()
+m = re.search(r"pip='([0-9.]+)'", src)
+print(m.group(1) if m else "")
+PY
+)
+if [ -n "$pip_ver" ]; then
+  mkdir -p "$HOME/.ansible/test/cache"
+  cp tools/get_pip_standin.py "$HOME/.ansible/test/cache/get_pip_${pip_ver//./_}.py"
+fi
+
+coll=$(tools/stage.sh)
+export ANSIBLE_COLLECTIONS_PATH="$top/.build/collections"
+gates=${GATES:-"sanity lint changelog docs units simulator integration"}
+passed=0; failed=0; failed_names=""
+log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
+
+run_gate() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo "=== gate $name: $*"
+  if "$@"; then
+    passed=$((passed + 1)); echo "=== gate $name: PASSED ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($((SECONDS - start)) s)"
+  fi
+}
+
+gate_sanity() {
+  # compile and import run on every target Python found; the rest on the controller Python.
+  (cd "$coll" && ansible-test sanity --color no --requirements --python "$ctl_py" --skip-test compile --skip-test import) &&
+  for v in $py_versions; do
+    (cd "$coll" && ansible-test sanity --color no --requirements --python "$v" --test compile --test import) || return 1
+  done
+}
+gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocolor); }
+gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
+gate_docs() { (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .); }
+gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
+gate_simulator() { python -m pytest -q -p no:cacheprovider tests/simulator; }
+gate_integration() {
+  local out
+  out=$(mktemp)
+  (cd "$coll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive) 2>&1 | tee "$out"
+  local rc=${PIPESTATUS[0]}
+  if grep -q "All targets skipped" "$out"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
+  rm -f "$out"
+  return "$rc"
+}
+
+for g in $gates; do
+  run_gate "$g" "gate_$g"
+done
+[ -z "$failed_names" ] || echo "failed gates:$failed_names"
+echo "gates: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

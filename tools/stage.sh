@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Copy the collection (tracked and untracked-but-not-ignored files) to where ansible-test, ansible-doc,
+# ansible-lint and ansible-playbook find it: .build/collections/ansible_collections/accelops/lifecycle.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+coll="$top/.build/collections/ansible_collections/accelops/lifecycle"
+rm -rf "$coll"
+mkdir -p "$coll"
+cd "$top"
+# (files deleted in the work tree but still tracked are skipped quietly)
+git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$coll"
+# ansible-test wants to be run inside a git-free tree or a git repo of its own: give it a repo so it can
+# list files the way it does in a checkout.
+(
+  cd "$coll"
+  git init -q
+  git add -A
+  git -c user.name=stage -c user.email=stage@localhost commit -qm stage
+) >/dev/null 2>&1
+echo "$coll"

@@ -142,7 +142,7 @@ class OpenStackModule(object):
         except Exception as e:  # pylint: disable=broad-except
             if HAS_SDK and isinstance(e, sdk_exceptions.SDKException):
                 self.fail_sdk(e, "OpenStack request failed")
-            if type(e).__module__.split(".")[0] == "keystoneauth1":
+            if type(e).__module__.startswith("keystoneauth1"):
                 self.ansible.fail_json(msg="OpenStack authentication or connection failed: %s: %s"
                                            % (type(e).__name__, e))
             raise

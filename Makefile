@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git
 PYTHON ?= $(shell tools/find-python.sh)
 
-.PHONY: all demo test setup deps venv stage clean
+.PHONY: all demo test setup deps venv services-venv stage clean
 all: test
 
 ## Debian packages (skipped when all are present; needs root when something is missing).
@@ -28,7 +28,12 @@ $(VENV)/.stamp: requirements.txt requirements-dev.txt tests/constraints.txt
 	touch $@
 venv: $(VENV)/.stamp
 
-setup: deps venv
+## The services' own virtualenv (real Placement and friends for the integration tests), kept apart from the
+## controller's so their pins cannot clash with ansible-core's.
+services-venv:
+	@if [ -x tests/harness/setup-venv.sh ]; then tests/harness/setup-venv.sh; fi
+
+setup: deps venv services-venv
 
 ## Stage the collection where ansible-playbook, ansible-doc and ansible-test find it.
 stage:
@@ -44,4 +49,4 @@ test: setup
 	tools/gates.sh
 
 clean:
-	rm -rf .build $(VENV) tests/output
+	rm -rf .build $(VENV) .venv-services tests/output

@@ -36,7 +36,7 @@ fi
 
 coll=$(tools/stage.sh)
 export ANSIBLE_COLLECTIONS_PATH="$top/.build/collections"
-gates=${GATES:-"sanity lint changelog docs units simulator integration"}
+gates=${GATES:-"sanity lint changelog docs units simulator harness integration"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
@@ -63,12 +63,33 @@ gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
 gate_docs() { (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .); }
 gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
 gate_simulator() { python -m pytest -q -p no:cacheprovider tests/simulator; }
+gate_harness() {
+  if [ ! -d tests/harness/tests ]; then echo "no harness tests yet"; return 0; fi
+  python -m pytest -q -p no:cacheprovider tests/harness/tests
+}
+
+# Real services (Placement, ...) for the integration targets: started once, their endpoints handed to every
+# target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
+services_dir="$top/.build/services"
+start_services() {
+  rm -rf "$services_dir"; mkdir -p "$services_dir"
+  { echo "---"; echo "accelops_simulator_path: $coll/tests/simulator"; } >"$coll/tests/integration/integration_config.yml"
+  [ -x tests/harness/services ] || return 0
+  tests/harness/services start "$services_dir" || return 1
+  grep -v '^---' "$services_dir/services.yml" >>"$coll/tests/integration/integration_config.yml"
+}
+stop_services() { [ -x tests/harness/services ] && tests/harness/services stop "$services_dir"; return 0; }
+
 gate_integration() {
-  local out
+  local out rc
   out=$(mktemp)
+  mkdir -p "$coll/tests/integration"
+  if ! start_services; then stop_services; echo "integration: the services did not start (logs: $services_dir)"; return 1; fi
   (cd "$coll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive) 2>&1 | tee "$out"
-  local rc=${PIPESTATUS[0]}
+  rc=${PIPESTATUS[0]}
+  stop_services
   if grep -q "All targets skipped" "$out"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
+  if ! grep -q "Running .* integration test role" "$out"; then echo "integration: no target ran"; rc=1; fi
   rm -f "$out"
   return "$rc"
 }

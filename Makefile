@@ -41,8 +41,7 @@ stage:
 
 ## The main job on its embedded default: discovery on this machine and on a simulated lab host.
 demo: setup stage
-	ANSIBLE_COLLECTIONS_PATH=$(CURDIR)/.build/collections PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
-	  $(VENV)/bin/ansible-playbook -i localhost, -c local playbooks/demo.yml
+	tools/demo.sh
 
 ## Every test: sanity, lint, changelog and docs lint, unit, simulator and integration tests.
 test: setup

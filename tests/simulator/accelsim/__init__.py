@@ -1,0 +1,34 @@
+"""accelsim: a simulated Linux host for accelerator lifecycle tests.
+
+Two ways to use one lab description (``labs/<name>.yaml``):
+
+* ``render_tree(lab, dest)`` writes a plain directory tree (no root needed) for read-only tests;
+* ``mount(lab, mountpoint)`` serves the same tree through FUSE, where writes react like the kernel.
+
+See docs/simulator.md.
+"""
+
+from .gbs import make_gbs, make_xclbin, read_gbs, read_xclbin
+from .inuse import mark_in_use, release
+from .kernel import Host
+from .model import LabError, lab_names, load_lab
+from .render import SimHost, TreeHost, render_tree
+from .store import StateStore, find_store
+
+__all__ = ["Host", "LabError", "SimHost", "StateStore", "TreeHost", "find_store", "lab_names", "load_lab", "make_gbs",
+           "make_xclbin", "mark_in_use", "mount", "read_gbs", "read_xclbin", "reboot", "release", "render_tree"]
+
+
+def mount(lab, mountpoint, state_dir=None, **kwargs):
+    """Mount ``lab`` with FUSE at ``mountpoint`` (a whole host root: sys, proc, dev, run, usr); returns a
+    FuseHost (a context manager; ``unmount()`` when done)."""
+    from .fuse import mount as _mount
+    return _mount(lab, mountpoint, state_dir=state_dir, **kwargs)
+
+
+def reboot(root_or_host):
+    """Reboot a simulated host given its handle or its root path."""
+    if isinstance(root_or_host, SimHost):
+        root_or_host.reboot()
+    else:
+        find_store(root=root_or_host).reboot()

@@ -506,3 +506,23 @@ def domain_hostdevs(xml):
 def snapshot(state):
     """A deep copy suitable for comparing before/after."""
     return copy.deepcopy(state)
+
+
+def add_open_fd(state, pid, comm, target):
+    """Record that a real process opened ``target`` through the FUSE mount; returns the fd number shown
+    in /proc/<pid>/fd."""
+    proc = state["processes"].setdefault(str(pid), {"comm": comm, "fds": {}, "real": True})
+    fd = 3
+    while str(fd) in proc["fds"]:
+        fd += 1
+    proc["fds"][str(fd)] = target
+    return fd
+
+
+def remove_open_fd(state, pid, fd):
+    proc = state["processes"].get(str(pid))
+    if not proc:
+        return
+    proc["fds"].pop(str(fd), None)
+    if not proc["fds"] and proc.get("real"):
+        del state["processes"][str(pid)]

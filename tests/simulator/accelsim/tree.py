@@ -334,7 +334,7 @@ def wrapper_script(tool, depth):
     up = "/".join([".."] * depth)
     return ("#!/bin/sh\n# accelsim fake of %s: acts on the simulated host this file lives in\n"
             "root=$(cd \"$(dirname \"$0\")/%s\" && pwd)\n"
-            "PYTHONPATH=\"%s${PYTHONPATH:+:$PYTHONPATH}\" exec \"%s\" -m accelsim tool %s --root \"$root\" \"$@\"\n"
+            "PYTHONPATH=\"%s${PYTHONPATH:+:$PYTHONPATH}\" exec \"%s\" -m accelsim tool --root \"$root\" %s \"$@\"\n"
             % (tool, up, PACKAGE_PARENT, sys.executable, tool))
 
 

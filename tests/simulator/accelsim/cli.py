@@ -1,0 +1,111 @@
+"""Command line: ``python -m accelsim tree|mount|umount|serve|generate|tool|labs ...``."""
+
+import argparse
+import os
+import sys
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "tool":
+        return _tool(argv[1:])
+    p = argparse.ArgumentParser(prog="python -m accelsim", description="Simulated accelerator hosts for tests")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("tree", help="render a lab as a plain directory tree (host root)")
+    s.add_argument("lab")
+    s.add_argument("dest")
+    s = sub.add_parser("mount", help="mount a lab with FUSE (writes react like the kernel)")
+    s.add_argument("lab")
+    s.add_argument("mountpoint")
+    s.add_argument("--state", help="state directory (default: a new temporary directory)")
+    s.add_argument("--foreground", action="store_true", help="serve in this process until unmounted")
+    s = sub.add_parser("umount", help="unmount a simulated host")
+    s.add_argument("mountpoint")
+    s = sub.add_parser("serve", help=argparse.SUPPRESS)
+    s.add_argument("state")
+    s.add_argument("mountpoint")
+    s = sub.add_parser("reboot", help="reboot a simulated host (tree or mount)")
+    s.add_argument("root")
+    s = sub.add_parser("generate", help="render a large synthetic host for benchmarks")
+    s.add_argument("--pfs", type=int, default=16, help="SR-IOV NIC PFs (default 16)")
+    s.add_argument("--vfs", type=int, default=128, help="VFs enabled per NIC PF (default 128)")
+    s.add_argument("--gpus", type=int, default=8, help="SR-IOV vGPU GPUs, 32 VFs each (default 8)")
+    s.add_argument("--fpgas", type=int, default=8, help="DFL FPGAs, 1 VF each (default 8)")
+    s.add_argument("--qats", type=int, default=8, help="QAT endpoints, 16 VFs each (default 8)")
+    s.add_argument("dest")
+    sub.add_parser("labs", help="list the shipped labs")
+    a = p.parse_args(argv)
+    if a.cmd == "labs":
+        from .model import lab_names, load_lab
+        for name in lab_names():
+            print("%-18s %s" % (name, load_lab(name)["description"]))
+        return 0
+    if a.cmd == "tree":
+        from .render import render_tree
+        h = render_tree(a.lab, a.dest)
+        print("rendered %s at %s (state %s)" % (a.lab, h.root, h.state_dir))
+        return 0
+    if a.cmd == "generate":
+        from .generate import generate
+        n = generate(os.path.abspath(a.dest), a.pfs, a.vfs, a.gpus, a.fpgas, a.qats)
+        print("rendered a synthetic host with %d PCI functions at %s" % (n, os.path.abspath(a.dest)))
+        return 0
+    if a.cmd == "serve":
+        from .fuse import serve
+        serve(a.state, a.mountpoint)
+        return 0
+    if a.cmd == "mount":
+        return _mount(a)
+    if a.cmd == "umount":
+        import shutil
+        import subprocess
+        return subprocess.call([shutil.which("fusermount3") or "fusermount", "-u", a.mountpoint])
+    if a.cmd == "reboot":
+        from . import reboot
+        reboot(a.root)
+        return 0
+    return 2
+
+
+def _mount(a):
+    from .fuse import MountError, fuse_unavailable_reason, mount, serve
+    from .model import load_lab
+    from .store import StateStore
+    if a.foreground:
+        why = fuse_unavailable_reason()
+        if why:
+            sys.stderr.write("accelsim: cannot mount: %s\n" % why)
+            return 1
+        import tempfile
+        state = a.state or tempfile.mkdtemp(prefix="accelsim-state-")
+        StateStore.create(load_lab(a.lab), state, "mount", a.mountpoint)
+        print("serving %s at %s (state %s); unmount with fusermount3 -u %s" % (a.lab, a.mountpoint, state, a.mountpoint), flush=True)
+        serve(state, a.mountpoint)
+        return 0
+    try:
+        h = mount(a.lab, a.mountpoint, state_dir=a.state or None)
+    except MountError as e:
+        sys.stderr.write("accelsim: cannot mount: %s\n" % e)
+        return 1
+    h.proc = None  # leave the daemon running after this command exits
+    print("mounted %s at %s (state %s, daemon pid %s); unmount with: python -m accelsim umount %s"
+          % (a.lab, h.root, h.state_dir, "detached", h.root))
+    return 0
+
+
+def _tool(argv):
+    root = state = None
+    while argv and argv[0] in ("--root", "--state"):
+        if len(argv) < 2:
+            sys.stderr.write("accelsim tool: %s needs a value\n" % argv[0])
+            return 2
+        if argv[0] == "--root":
+            root = argv[1]
+        else:
+            state = argv[1]
+        argv = argv[2:]
+    if not argv:
+        sys.stderr.write("usage: python -m accelsim tool [--root ROOT|--state DIR] NAME ARGS...\n")
+        return 2
+    from .tools.main import main as tool_main
+    return tool_main(argv[0], argv[1:], root=root, state_dir=state)

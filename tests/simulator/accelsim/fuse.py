@@ -1,0 +1,274 @@
+"""Serve a simulated host through FUSE, so that writes react like the kernel's.
+
+The mount shows a whole host root (sys, proc, dev, run, usr and a ``.accelsim`` link to the state
+directory). The daemon runs in a child process (``python -m accelsim serve``); every operation first
+reloads the state store if another process (a tool fake, the Python API) changed it, so all of them act
+on one state. A write to a writable attribute runs the kernel model inside ``write()`` and returns its
+errno. Opening a file under dev/vfio (or an FPGA port node) through the mount is recorded as the calling
+process holding it, visible at proc/<pid>/fd/<n>.
+"""
+
+import errno
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from .kernel import Host, add_open_fd, remove_open_fd
+from .model import load_lab
+from .render import SimHost
+from .store import STATE_LINK, StateStore
+from .tree import PACKAGE_PARENT, build, dispatch_write
+
+
+class MountError(RuntimeError):
+    """The FUSE mount could not be set up."""
+
+
+def fuse_unavailable_reason():
+    """None when FUSE mounts can work here, else why not."""
+    if os.geteuid() != 0:
+        return "FUSE mounts of the simulator need root"
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse does not exist"
+    if not shutil.which("fusermount3") and not shutil.which("fusermount"):
+        return "fusermount3 is not installed"
+    try:
+        import mfusepy  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
+    except (ImportError, OSError, EnvironmentError) as e:
+        return "mfusepy/libfuse cannot be loaded: %s" % e
+    return None
+
+
+def _operations_class():
+    import mfusepy  # pylint: disable=import-outside-toplevel
+
+    class SimFS(mfusepy.Operations):
+        use_ns = True
+
+        def __init__(self, state_dir):
+            self.store = StateStore(state_dir)
+            self.state_dir = os.path.abspath(state_dir)
+            self.lock = threading.RLock()
+            self.stamp = None
+            self.tree = None
+            self.fh = 0
+            self.opens = {}
+            self.t0 = int(time.time() * 1e9)
+
+        def _refresh(self):
+            stamp = self.store.stamp()
+            if stamp != self.stamp:
+                self.tree = build(Host(self.store.load()))
+                self.stamp = stamp
+            return self.tree
+
+        def _node(self, path):
+            with self.lock:
+                node = self._refresh().get(path)
+            if node is None:
+                raise mfusepy.FuseOSError(errno.ENOENT)
+            return node
+
+        def getattr(self, path, fh=None):
+            times = dict(st_atime=self.t0, st_mtime=self.t0, st_ctime=self.t0, st_uid=0, st_gid=0)
+            if path == "/" + STATE_LINK:
+                return dict(times, st_mode=stat.S_IFLNK | 0o777, st_nlink=1, st_size=len(self.state_dir))
+            node = self._node(path)
+            if node.kind == "d":
+                return dict(times, st_mode=stat.S_IFDIR | 0o755, st_nlink=2)
+            if node.kind == "l":
+                return dict(times, st_mode=stat.S_IFLNK | 0o777, st_nlink=1, st_size=len(node.data))
+            return dict(times, st_mode=stat.S_IFREG | node.mode, st_nlink=1, st_size=len(node.data))
+
+        def readdir(self, path, fh):
+            node = self._node(path)
+            if node.kind != "d":
+                raise mfusepy.FuseOSError(errno.ENOTDIR)
+            with self.lock:
+                names = self.tree.listdir(path)
+            if path == "/":
+                names = names + [STATE_LINK]
+            return [".", ".."] + names
+
+        def readlink(self, path):
+            if path == "/" + STATE_LINK:
+                return self.state_dir
+            node = self._node(path)
+            if node.kind != "l":
+                raise mfusepy.FuseOSError(errno.EINVAL)
+            return node.data
+
+        def open(self, path, flags):
+            node = self._node(path)
+            if node.kind != "f":
+                raise mfusepy.FuseOSError(errno.EISDIR)
+            acc = flags & os.O_ACCMODE
+            if acc in (os.O_WRONLY, os.O_RDWR) and node.handler is None:
+                raise mfusepy.FuseOSError(errno.EACCES)
+            if acc in (os.O_RDONLY, os.O_RDWR) and not node.mode & 0o444:
+                raise mfusepy.FuseOSError(errno.EACCES)
+            with self.lock:
+                self.fh += 1
+                fh = self.fh
+                if path.startswith(("/dev/vfio/", "/dev/intel-fpga-port.", "/dev/dfl-port.")) and path != "/dev/vfio/vfio":
+                    pid = mfusepy.fuse_get_context()[2]
+                    with self.store.transaction() as host:
+                        fd = add_open_fd(host.state, pid, _comm(pid), path)
+                    self.opens[fh] = (pid, fd)
+            return fh
+
+        def read(self, path, size, offset, fh):
+            node = self._node(path)
+            return node.data[offset:offset + size]
+
+        def write(self, path, data, offset, fh):
+            node = self._node(path)
+            if node.handler is None:
+                raise mfusepy.FuseOSError(errno.EACCES)
+            with self.lock:
+                try:
+                    with self.store.transaction() as host:
+                        dispatch_write(host, node.handler, bytes(data))
+                except OSError as e:
+                    raise mfusepy.FuseOSError(e.errno or errno.EIO) from None
+            return len(data)
+
+        def truncate(self, path, length, fh=None):
+            self._node(path)
+            return 0
+
+        def release(self, path, fh):
+            with self.lock:
+                held = self.opens.pop(fh, None)
+                if held:
+                    with self.store.transaction() as host:
+                        remove_open_fd(host.state, held[0], held[1])
+            return 0
+
+        def flush(self, path, fh):
+            return 0
+
+        def create(self, path, mode, fi=None):
+            raise mfusepy.FuseOSError(errno.EACCES)
+
+        def mkdir(self, path, mode):
+            raise mfusepy.FuseOSError(errno.EPERM)
+
+        def unlink(self, path):
+            raise mfusepy.FuseOSError(errno.EPERM)
+
+        def statfs(self, path):
+            return dict(f_bsize=4096, f_frsize=4096, f_namemax=255)
+
+    return SimFS
+
+
+def _comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid, encoding="utf-8") as f:
+            return f.read().strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def serve(state_dir, mountpoint, foreground=True):
+    """Run the FUSE loop (blocks until unmounted)."""
+    import mfusepy  # pylint: disable=import-outside-toplevel
+    ops = _operations_class()(state_dir)
+    mfusepy.FUSE(ops, mountpoint, foreground=foreground, nothreads=True, fsname="accelsim", subtype="accelsim",
+                 direct_io=True, attr_timeout=0, entry_timeout=0, negative_timeout=0)
+
+
+class FuseHost(SimHost):
+    """A mounted simulated host. Use as a context manager or call ``unmount()``."""
+
+    def __init__(self, root, store, proc, own_state_dir):
+        super(FuseHost, self).__init__(root, store)
+        self.proc = proc
+        self._own_state_dir = own_state_dir
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.unmount()
+
+    def hold(self, unit):
+        """Start a real child process that opens the unit's /dev/vfio/<group> through the mount and keeps
+        it open until ``unhold``; returns the Popen. The FUSE daemon records it under proc/<pid>/fd."""
+        if unit.startswith("/dev/"):
+            target = unit
+        else:
+            target = "/dev/vfio/%d" % Host(self.store.load()).group_of(unit)
+        path = self.path(target)
+        child = subprocess.Popen([sys.executable, "-c", "import sys\nf = open(sys.argv[1], 'rb')\nprint('open', flush=True)\nsys.stdin.read()\n", path],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        line = child.stdout.readline()
+        if line.strip() != b"open":
+            child.kill()
+            child.wait()
+            raise RuntimeError("the holder process could not open %s" % path)
+        return child
+
+    @staticmethod
+    def unhold(child):
+        child.stdin.close()
+        child.wait(timeout=10)
+        child.stdout.close()
+
+    def unmount(self):
+        if self.proc is None:
+            return
+        tool = shutil.which("fusermount3") or shutil.which("fusermount")
+        subprocess.run([tool, "-u", self.root], check=False, stderr=subprocess.DEVNULL)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            subprocess.run([tool, "-uz", self.root], check=False, stderr=subprocess.DEVNULL)
+        self.proc = None
+        if self._own_state_dir:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+
+def mount(lab, mountpoint, state_dir=None, timeout=15):
+    """Mount ``lab`` at ``mountpoint``; returns a FuseHost. Raises MountError with the reason when FUSE
+    is unavailable or the daemon fails to start."""
+    why = fuse_unavailable_reason()
+    if why:
+        raise MountError(why)
+    mountpoint = os.path.abspath(mountpoint)
+    if not os.path.isdir(mountpoint):
+        raise MountError("mount point %s is not a directory" % mountpoint)
+    if os.path.ismount(mountpoint):
+        raise MountError("%s is already a mount point" % mountpoint)
+    lab = load_lab(lab)
+    own = state_dir is None
+    state_dir = tempfile.mkdtemp(prefix="accelsim-state-") if own else os.path.abspath(state_dir)
+    store = StateStore.create(lab, state_dir, "mount", mountpoint)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    log = open(os.path.join(state_dir, "fuse.log"), "w+b")  # pylint: disable=consider-using-with
+    proc = subprocess.Popen([sys.executable, "-m", "accelsim", "serve", state_dir, mountpoint],  # pylint: disable=consider-using-with
+                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while not os.path.ismount(mountpoint):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            log.seek(0)
+            out = log.read().decode("utf-8", "replace").strip()
+            log.close()
+            if own:
+                shutil.rmtree(state_dir, ignore_errors=True)
+            raise MountError("the FUSE daemon failed to mount %s (exit %s): %s" % (mountpoint, proc.returncode, out or "no output"))
+        time.sleep(0.02)
+    log.close()
+    return FuseHost(mountpoint, store, proc, own)

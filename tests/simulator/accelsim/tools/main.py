@@ -1,0 +1,31 @@
+"""Entry point of the tool fakes: parse the real tool's command line and act on the simulated host."""
+
+import sys
+
+from ..store import find_store
+from . import fpgaconf, mdevctl, nvidia_smi, sriov_manage, xbmgmt
+
+TOOLS = {
+    "fpgaconf": fpgaconf.main,
+    "mdevctl": mdevctl.main,
+    "nvidia-smi": nvidia_smi.main,
+    "sriov-manage": sriov_manage.main,
+    "xbmgmt": xbmgmt.main,
+}
+
+
+def main(name, args, root=None, state_dir=None):
+    """Run tool ``name`` with ``args`` against the host at ``root`` / ``state_dir`` (or $ACCELSIM_ROOT /
+    $ACCELSIM_STATE); returns the exit status."""
+    if name not in TOOLS:
+        sys.stderr.write("accelsim: no fake of %r (have: %s)\n" % (name, ", ".join(sorted(TOOLS))))
+        return 127
+    try:
+        store = find_store(root=root, state_dir=state_dir)
+    except RuntimeError as e:
+        sys.stderr.write("%s: %s\n" % (name, e))
+        return 1
+    try:
+        return TOOLS[name](store, list(args))
+    except SystemExit as e:  # argparse errors and --help
+        return e.code if isinstance(e.code, int) else 2

@@ -16,6 +16,9 @@ from __future__ import annotations
 import errno
 import os
 
+# Sysfs attributes are at most one page; anything longer is not an attribute the kernel wrote.
+ATTR_LIMIT = 4096
+
 # Kernel errno values that sysfs writes return, with what they mean for an operator.
 _ERRNO_HINTS = {
     errno.EBUSY: "the device is busy (in use, or the kernel needs the value reset to 0 first)",
@@ -143,11 +146,108 @@ class Sysfs(object):
     def resolve(self, path):
         """The host path a symlink chain ends at, resolved inside the mapped roots, or None when the
         link dangles or loops."""
+        # os.path.realpath(strict=True) is Python 3.10+; managed hosts may run 3.9.
         try:
-            real = os.path.realpath(self.real(path), strict=True)
-        except (IOError, OSError, RuntimeError):
+            real = os.path.realpath(self.real(path))
+            os.stat(real)
+        except (IOError, OSError, RuntimeError, ValueError):
             return None
         return self.host(real)
+
+    # -- fast bulk reads (scanners) ----------------------------------------------------------
+    # Scanners that touch thousands of attributes map a base directory once with :meth:`real` and
+    # then use these helpers on the machine paths below it: one open/read/close per attribute, no
+    # buffering objects, no per-call path normalisation.
+    def scandir(self, path):
+        """Entries of a directory as ``(name, is_dir, is_link)`` tuples in directory order, an empty
+        list when it is missing or not a directory. ``is_dir`` does not follow symlinks."""
+        return scan_real(self.real(path))
+
+    def attr(self, path, limit=ATTR_LIMIT):
+        """One attribute as text (see :func:`read_attr_real`); ``(None, errno)`` when unreadable."""
+        return read_attr_real(self.real(path), limit)
+
+
+_open, _read, _close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
+
+
+class AttrTooLarge(Exception):
+    """Raised by :func:`read_raw` when a file is longer than the limit asked for."""
+
+
+def read_raw(real_path, limit=ATTR_LIMIT):
+    """Read a small file in one ``read()``: bytes, or raise OSError / :class:`AttrTooLarge`."""
+    fd = os.open(real_path, os.O_RDONLY)
+    try:
+        data = os.read(fd, limit)
+        if len(data) == limit and os.read(fd, 1):
+            raise AttrTooLarge(real_path)
+    finally:
+        os.close(fd)
+    return data
+
+
+def read_attr_real(real_path, limit=ATTR_LIMIT):
+    """Read an attribute at a machine path: ``(text, None)`` on success (stripped), ``(None, errno)``
+    when it cannot be read (``errno.EFBIG`` when longer than ``limit``, ``errno.EILSEQ`` when it is
+    not UTF-8 text). This is the scanners' hot path: one open, one read, one close."""
+    try:
+        fd = _open(real_path, _O_RDONLY)
+    except OSError as e:
+        return None, e.errno or errno.EIO
+    try:
+        data = _read(fd, limit)
+        if len(data) == limit and _read(fd, 1):
+            return None, errno.EFBIG
+    except OSError as e:
+        return None, e.errno or errno.EIO
+    finally:
+        _close(fd)
+    try:
+        return data.decode("utf-8").strip(), None
+    except UnicodeDecodeError:
+        return None, errno.EILSEQ
+
+
+def readlink_real(real_path):
+    """The target of a symlink at a machine path, or None (missing, not a link, unreadable)."""
+    try:
+        return os.readlink(real_path)
+    except (IOError, OSError, ValueError):
+        return None
+
+
+def scan_real(real_path):
+    """``(name, is_dir, is_link)`` for the entries of a machine directory; [] when it is missing."""
+    out = []
+    try:
+        it = os.scandir(real_path)
+    except (IOError, OSError, ValueError):
+        return out
+    try:
+        for e in it:
+            try:
+                is_link = e.is_symlink()
+                out.append((e.name, (not is_link) and e.is_dir(follow_symlinks=False), is_link))
+            except (IOError, OSError):
+                continue
+    except (IOError, OSError):
+        pass
+    finally:
+        it.close()
+    return out
+
+
+def errno_text(err):
+    """A short operator-readable reason for an errno value."""
+    if err == errno.EFBIG:
+        return "longer than a sysfs attribute can be"
+    if err == errno.EILSEQ:
+        return "not UTF-8 text"
+    try:
+        return os.strerror(err)
+    except (TypeError, ValueError):
+        return "error %r" % (err,)
 
     # -- writes -------------------------------------------------------------------------------
     def write(self, path, value):

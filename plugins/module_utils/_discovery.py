@@ -1,0 +1,330 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Discovery: every accelerator and assignable unit on a host as plain data.
+
+    sysfs = Sysfs(root="/")
+    result = discover(sysfs, families=["gpu"], include_all=False)
+    result["accelerators"]   # records, schema in docs/discovery.md
+    result["host"]           # hostname, kernel, what was scanned
+    result["warnings"]       # host-level warnings; device-level ones are in each record
+
+Steps: one pass over the PCI functions (:func:`_pci.scan`), one driver per function from the
+registry (:mod:`_drivers`), filters, then the identity and the driver's description of each
+remaining function, and in-use evidence collected once (:mod:`_inuse`). Nothing here raises for a
+bad tree: problems become warnings. Bad *options* raise :class:`OptionError`.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import socket
+import subprocess
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _pci
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import FAMILIES, Registry
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs, read_attr_real
+
+__metaclass__ = type
+
+SCHEMA_VERSION = 1
+DEFAULT_LIBVIRT_RUN_DIR = "/run/libvirt/qemu"
+TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin")
+TOOL_TIMEOUT = 30
+NVIDIA_SMI_OFF = ("never", "none", "off", "false", "no", "")
+
+_VENDOR_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
+_ADDR_PATTERN_RE = re.compile(r"^[0-9a-fA-F:.*?\[\]!-]+$")
+
+# Key order of a record (stable; documented in docs/discovery.md).
+RECORD_KEYS = (
+    "address", "family", "handler", "vendor_id", "device_id", "subsystem_vendor_id",
+    "subsystem_device_id", "class_id", "revision", "vendor_name", "device_name", "subsystem_name",
+    "class_name", "driver", "driver_override", "numa_node", "local_cpulist", "iommu_group",
+    "iommu_group_members", "link", "sriov", "physfn", "vf_index", "programming_model", "function",
+    "healthy", "units", "gpu", "fpga", "qat", "nic", "warnings",
+)
+
+
+class OptionError(ValueError):
+    """A discovery option has a bad value; the message names the option and the accepted form."""
+
+
+# -- options ---------------------------------------------------------------------------------------
+def normalize_options(families=None, vendor_ids=None, addresses=None):
+    """Validate and normalise the filters. Returns ``(families set|None, vendor set|None,
+    address patterns|None)``; raises :class:`OptionError`."""
+    fams = None
+    if families:
+        if isinstance(families, str):
+            families = [f for f in families.split(",")]
+        fams = set()
+        for f in families:
+            f2 = ("%s" % (f,)).strip().lower()
+            if f2 not in FAMILIES:
+                raise OptionError("families: %r is not a family; use a list of: %s" % (f, ", ".join(FAMILIES)))
+            fams.add(f2)
+    vendors = None
+    if vendor_ids:
+        if isinstance(vendor_ids, str):
+            vendor_ids = vendor_ids.split(",")
+        vendors = set()
+        for v in vendor_ids:
+            v2 = ("%s" % (v,)).strip()
+            if not _VENDOR_RE.match(v2):
+                raise OptionError("vendor_ids: %r is not a PCI vendor id; use 4 hex digits such as "
+                                  "'10de' or '0x10de'" % (v,))
+            vendors.add(v2.lower()[-4:])
+    pats = None
+    if addresses:
+        if isinstance(addresses, str):
+            addresses = addresses.split(",")
+        pats = []
+        for a in addresses:
+            a2 = ("%s" % (a,)).strip().lower()
+            norm = _pci.normalize_address(a2)
+            if norm:
+                pats.append(norm)
+                continue
+            if any(c in a2 for c in "*?[") and _ADDR_PATTERN_RE.match(a2):
+                if a2.count(":") == 1:
+                    a2 = "0000:" + a2
+                pats.append(a2)
+                continue
+            raise OptionError("addresses: %r is not a PCI address; use DDDD:BB:SS.F or BB:SS.F (hex), "
+                              "optionally with shell wildcards such as '0000:3b:*'" % (a,))
+    return fams, vendors, pats
+
+
+# -- context handed to drivers ------------------------------------------------------------------------
+class Context(object):
+    """What drivers may use while describing: the sysfs layer, the scan, pci.ids names, in-use
+    evidence, a per-discovery cache, host-level warnings and read-only tools."""
+
+    def __init__(self, sysfs, scan, pci_ids=None, inuse=None, nvidia_smi="auto"):
+        self.sysfs = sysfs
+        self.scan = scan
+        self.pci_ids = pci_ids
+        self.inuse = inuse
+        self.cache = {}
+        self.warnings = []
+        self.tools = {}  # name -> path used (or None)
+        self.nvidia_smi = nvidia_smi
+        self.nvidia_smi_enabled = ("%s" % (nvidia_smi,)).strip().lower() not in NVIDIA_SMI_OFF
+
+    def warn(self, message):
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def find_tool(self, name):
+        """A tool's path on this machine. With a root other than '/', only <root>/usr/bin etc. are
+        looked at (the simulated host's tools), never this machine's."""
+        if name == "nvidia-smi":
+            opt = ("%s" % (self.nvidia_smi,)).strip()
+            if not self.nvidia_smi_enabled:
+                return None
+            if opt.lower() != "auto":
+                return opt if os.access(opt, os.X_OK) else None
+        if self.sysfs.root == "/":
+            for d in os.environ.get("PATH", "").split(os.pathsep) + list(TOOL_DIRS):
+                if d and os.access(os.path.join(d, name), os.X_OK) and not os.path.isdir(os.path.join(d, name)):
+                    return os.path.join(d, name)
+            return None
+        for d in TOOL_DIRS:
+            p = self.sysfs.real(d + "/" + name)
+            if os.access(p, os.X_OK) and not os.path.isdir(p):
+                return p
+        return None
+
+    def run_tool(self, name, args, timeout=TOOL_TIMEOUT):
+        """Run a read-only query tool: ``(rc, stdout, stderr)`` or None when it is not installed.
+        Failures to start it become a warning and None."""
+        if name not in self.tools:
+            self.tools[name] = self.find_tool(name)
+            if self.tools[name] is None and name == "nvidia-smi" and self.nvidia_smi_enabled \
+                    and ("%s" % (self.nvidia_smi,)).strip().lower() != "auto":
+                self.warn("nvidia_smi: %s is not an executable file; MIG state not read" % self.nvidia_smi)
+        path = self.tools[name]
+        if path is None:
+            return None
+        env = dict(os.environ)
+        env["LC_ALL"] = "C"
+        try:
+            p = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL, env=env)
+        except (IOError, OSError) as e:
+            self.warn("cannot run %s: %s" % (path, e))
+            return None
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            self.warn("%s %s did not answer within %d s" % (path, " ".join(args), timeout))
+            return None
+        return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+
+# -- discovery -----------------------------------------------------------------------------------------
+def _host_info(sysfs):
+    host, _e = read_attr_real(sysfs.real("/proc/sys/kernel/hostname"))
+    kernel, _e = read_attr_real(sysfs.real("/proc/sys/kernel/osrelease"))
+    if sysfs.root == "/":
+        host = host or socket.gethostname()
+        if not kernel:
+            try:
+                kernel = os.uname()[2]
+            except (AttributeError, OSError):
+                kernel = None
+    return host, kernel
+
+
+def _unit(kind, uid, address, utype, group, cdev, inuse):
+    ev = inuse.lookup(address=address if kind != "mdev" else None, uuid=uid if kind == "mdev" else None,
+                      iommu_group=group, cdev=cdev) if inuse is not None else []
+    return {"kind": kind, "id": uid, "address": address, "type": utype, "iommu_group": group,
+            "in_use": bool(ev), "in_use_by": ev}
+
+
+def _vfio_cdev(func):
+    """The function's VFIO cdev name (vfioN) when a VFIO driver is bound and exposes one."""
+    if not func.driver or "vfio" not in func.driver:
+        return None
+    try:
+        names = sorted(n for n in os.listdir(func.real + "/vfio-dev") if n.startswith("vfio"))
+    except (IOError, OSError):
+        return None
+    return names[0] if names else None
+
+
+def build_record(func, driver, ctx):
+    """The discovery record of one function (see docs/discovery.md). Never raises: an unexpected
+    failure leaves the fields read so far and a warning in the record."""
+    rec = dict.fromkeys(RECORD_KEYS)
+    rec["address"] = func.address
+    rec["family"] = driver.family
+    rec["handler"] = driver.name
+    rec["units"] = []
+    try:
+        _fill_record(rec, func, driver, ctx)
+    except Exception as e:  # last resort: never a traceback for one odd device
+        func.warn("discovery of this function failed part-way: %s: %s" % (type(e).__name__, e))
+    rec["warnings"] = list(func.warnings)
+    return rec
+
+
+def _fill_record(rec, func, driver, ctx):
+    rec["address"] = func.address
+    rec["family"] = driver.family
+    rec["handler"] = driver.name
+    try:
+        rec.update(func.identity())
+        rec["sriov"] = dict(rec["sriov"], vfs=list(rec["sriov"]["vfs"]))
+    except Exception as e:  # identity() reads defensively; this is a last resort
+        func.warn("reading the PCI identity failed: %s" % e)
+    rec["vf_index"] = ctx.scan.vf_index(func) if func.physfn else None
+    rec["iommu_group_members"] = ctx.scan.group_members(func.iommu_group)
+    ids = ctx.pci_ids
+    if ids is not None:
+        rec["vendor_name"] = ids.vendor(func.vendor_id)
+        rec["device_name"] = ids.device(func.vendor_id, func.device_id)
+        rec["subsystem_name"] = ids.subsystem(func.vendor_id, func.device_id, rec["subsystem_vendor_id"],
+                                              rec["subsystem_device_id"])
+        rec["class_name"] = ids.class_name(func.class_id)
+    rec["programming_model"] = driver.programming_model
+    extra = {}
+    try:
+        extra = driver.describe(func, ctx) or {}
+    except Exception as e:  # a driver bug or a tree it did not expect: keep the identity
+        func.warn("driver %s could not describe this function: %s: %s" % (driver.name, type(e).__name__, e))
+    unit_type = extra.pop("unit_type", None)
+    more_units = extra.pop("units", None) or []
+    for k, v in extra.items():
+        if k in rec:
+            rec[k] = v
+    inuse = ctx.inuse
+    units = []
+    main_addr = func.address
+    kind = "vf" if func.physfn else "device"
+    units.append(_unit(kind, main_addr, main_addr, unit_type, func.iommu_group, _vfio_cdev(func), inuse))
+    for u in more_units:
+        units.append(_unit(u["kind"], u["id"], u.get("address", main_addr), u.get("type"),
+                           u.get("iommu_group"), None, inuse))
+    rec["units"] = units
+    if not os.path.isdir(func.real):
+        func.warn("the device went away during the scan; what is reported was read before it did")
+
+
+def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include_all=False,
+             libvirt_run_dir=DEFAULT_LIBVIRT_RUN_DIR, nvidia_smi="auto", pci_ids_path=None,
+             in_use=True, registry=None, root="/"):
+    """Discover accelerators. ``sysfs`` is a :class:`Sysfs` (or one is made for ``root``).
+
+    Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
+    (PCI addresses or shell patterns; a PF's address also selects its VFs, either PF of a Xilinx card
+    selects the card). Functions no accelerator driver claims (family ``pci``) are reported only with
+    ``include_all`` or when ``families`` names ``pci``.
+
+    Returns ``{"schema_version", "accelerators": [records], "host": {...}, "warnings": [...]}``.
+    Raises :class:`OptionError` for bad options only.
+    """
+    fams, vendors, pats = normalize_options(families, vendor_ids, addresses)
+    if sysfs is None:
+        sysfs = Sysfs(root=root)
+    registry = registry or Registry()
+    scan = _pci.scan(sysfs)
+    pci_ids_file = _pci.find_pci_ids(sysfs, pci_ids_path)
+    warnings = list(scan.warnings)
+    if pci_ids_path and pci_ids_file is None:
+        warnings.append("pci_ids_path: %s is not a readable file; names are not reported" % pci_ids_path)
+    ids = _pci.PciIds(pci_ids_file) if pci_ids_file else None
+    ctx = Context(sysfs, scan, ids, None, nvidia_smi)
+
+    selected = []
+    for func in scan.functions.values():
+        drv = registry.claim(func, scan, ctx)
+        if drv.family == "pci" and not include_all and not (fams and "pci" in fams):
+            continue
+        if fams is not None and drv.family not in fams:
+            continue
+        if vendors is not None and func.vendor_id not in vendors:
+            continue
+        try:
+            if drv.is_secondary(func, ctx):
+                continue
+            if pats is not None:
+                rel = drv.related_addresses(func, ctx)
+                if not any(fnmatch.fnmatchcase(a, p) for a in rel for p in pats):
+                    continue
+        except Exception as e:
+            func.warn("driver %s failed to group this function: %s" % (drv.name, e))
+        selected.append((func, drv))
+
+    if in_use and selected:
+        ctx.inuse = _inuse.collect(sysfs, libvirt_run_dir, processes=True)
+        warnings.extend(ctx.inuse.warnings)
+    else:
+        ctx.inuse = _inuse.InUse()
+    records = [build_record(func, drv, ctx) for func, drv in selected]
+    if ids is not None and ids.error:
+        warnings.append(ids.error)
+    warnings.extend(ctx.warnings)
+    hostname, kernel = _host_info(sysfs)
+    host = {
+        "hostname": hostname,
+        "kernel": kernel,
+        "root": sysfs.root,
+        "pci_functions": len(scan.functions),
+        "iommu": bool(scan.groups),
+        "libvirt_run_dir": libvirt_run_dir or None,
+        "domains": [d["name"] for d in ctx.inuse.domains],
+        "processes_scanned": ctx.inuse.processes_scanned,
+        "nvidia_smi": ctx.tools.get("nvidia-smi"),
+        "pci_ids": pci_ids_file,
+    }
+    return {"schema_version": SCHEMA_VERSION, "accelerators": records, "host": host, "warnings": warnings}

@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The driver registry: which family driver handles a PCI function.
+
+Drivers are asked in priority order; the first whose ``claims()`` is true handles the function.
+The generic PCI driver is last and claims everything. A VF is handled by its PF's driver when that
+driver says ``claims_vfs``. Adding a vendor means adding one driver module and listing it here.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import FAMILIES, MODELS, Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import IntelFpgaDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nic import SriovNicDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import NvidiaGpuDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import PciDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.qat import QatDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
+
+__metaclass__ = type
+
+__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers"]
+
+
+def default_drivers():
+    """A fresh list of the built-in drivers in priority order (generic PCI last)."""
+    return [IntelFpgaDriver(), XilinxFpgaDriver(), QatDriver(), NvidiaGpuDriver(), GpuDriver(),
+            SriovNicDriver(), PciDriver()]
+
+
+class Registry(object):
+    """Chooses the driver for each PCI function of a scan (results cached per address)."""
+
+    def __init__(self, drivers=None):
+        self.drivers = list(drivers) if drivers is not None else default_drivers()
+        self._claims = {}
+
+    def register(self, driver, first=True):
+        """Add a driver; by default it is asked before the built-in ones (never after generic PCI)."""
+        if first:
+            self.drivers.insert(0, driver)
+        else:
+            self.drivers.insert(max(0, len(self.drivers) - 1), driver)
+        self._claims = {}
+
+    def by_name(self, name):
+        for d in self.drivers:
+            if d.name == name:
+                return d
+        return None
+
+    def claim(self, func, scan=None, ctx=None):
+        """The driver for func."""
+        d = self._claims.get(func.address)
+        if d is not None:
+            return d
+        if func.physfn and scan is not None:
+            pf = scan.get(func.physfn)
+            if pf is not None and pf is not func:
+                pd = self.claim(pf, scan, ctx)
+                if pd.claims_vfs and pd.family != "pci":
+                    self._claims[func.address] = pd
+                    return pd
+        for drv in self.drivers:
+            try:
+                ok = drv.claims(func, ctx)
+            except Exception as e:  # a driver bug must not stop discovery of other devices
+                func.warn("driver %s failed to inspect this function: %s" % (drv.name, e))
+                ok = False
+            if ok:
+                self._claims[func.address] = drv
+                return drv
+        raise LookupError("no driver claims %s" % func.address)

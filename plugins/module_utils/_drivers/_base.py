@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The interface every accelerator family driver implements, and helpers they share.
+
+A driver is a small stateless object. Discovery asks :meth:`Driver.claims` of each driver in
+registry order (first claim wins), then :meth:`Driver.describe` for each claimed function that
+survives the filters. ``plan``/``apply``/``verify``/``release`` are the programming interface; they
+are declared here and implemented by the programming work.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import UUID_RE
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
+    errno_text,
+    read_attr_real,
+    readlink_real,
+)
+
+__metaclass__ = type
+
+FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
+MODELS = ("dynamic", "single", "fixed")
+
+_ALL_F = re.compile(r"^(0x)?[fF]+$")
+_MAX_INSTANCE = re.compile(r"max_instance\s*=\s*(\d+)")
+
+
+class Driver(object):
+    """Base class. Subclasses set ``name``, ``family`` and ``programming_model`` and override
+    :meth:`claims` and :meth:`describe`."""
+
+    name = "base"
+    family = "pci"
+    programming_model = "fixed"
+    claims_vfs = True  # VFs of a function this driver claims are claimed by it too
+
+    def claims(self, func, ctx=None):
+        """True when this driver handles ``func`` (a :class:`_pci.PciFunction`). Must be cheap: only
+        the first-pass fields (ids, class, kernel driver, physfn) should be needed."""
+        return False
+
+    def is_secondary(self, func, ctx):
+        """True when ``func`` is reported inside another function's record (e.g. the management PF
+        of a card whose record is its user PF)."""
+        return False
+
+    def related_addresses(self, func, ctx):
+        """Addresses an ``addresses`` filter may name to select this function's record."""
+        out = [func.address]
+        if func.physfn:
+            out.append(func.physfn)
+        return out
+
+    def describe(self, func, ctx):
+        """Family-specific fields to merge into the function's record (see docs/discovery.md):
+        any of ``programming_model``, ``function``, ``healthy``, ``units`` (extra units besides the
+        function itself), and the family section (``gpu``, ``fpga``, ``qat``, ``nic``)."""
+        return {}
+
+    # -- programming interface (implemented by the programming work) ------------------------------
+    def plan(self, record, desired, ctx):
+        """Return the ordered list of steps that would turn ``record`` into ``desired``."""
+        raise NotImplementedError("%s: plan() is not implemented yet" % self.name)
+
+    def apply(self, plan, ctx):
+        """Carry out the steps of a plan; return what changed."""
+        raise NotImplementedError("%s: apply() is not implemented yet" % self.name)
+
+    def verify(self, record, desired, ctx):
+        """Re-read the device and say whether it matches ``desired``."""
+        raise NotImplementedError("%s: verify() is not implemented yet" % self.name)
+
+    def release(self, record, unit, ctx):
+        """Undo what was created for ``unit`` (remove an mdev, reset a vGPU type, unbind)."""
+        raise NotImplementedError("%s: release() is not implemented yet" % self.name)
+
+
+# -- shared helpers ----------------------------------------------------------------------------------
+def all_f(value):
+    """True for an all-'f' identifier (what FPGA sysfs shows for a broken region/AFU)."""
+    if not value:
+        return False
+    return bool(_ALL_F.match(value.replace("-", "").strip()))
+
+
+def function_record(fid, name, trait):
+    if fid is None and name is None:
+        return None
+    return {"id": fid, "name": name, "trait": trait}
+
+
+def listdir_real(path):
+    try:
+        return sorted(os.listdir(path))
+    except (IOError, OSError):
+        return []
+
+
+def read_text(func, real_path, label):
+    """Read an attribute below a function's directory; warn on the function when it is unreadable
+    (missing files give None silently)."""
+    value, err = read_attr_real(real_path)
+    if err is not None and err != errno.ENOENT:
+        func.warn("%s: %s" % (label, errno_text(err)))
+    return value
+
+
+def walk_dirs(top, max_depth=6):
+    """Real (non-symlink) directories below ``top`` as (relative path, name), breadth first, at most
+    ``max_depth`` levels deep. Symlinks are never followed, so sysfs loops cannot trap it."""
+    out = []
+    level = [("", top)]
+    for _ in range(max_depth):
+        nxt = []
+        for rel, path in level:
+            try:
+                it = os.scandir(path)
+            except (IOError, OSError):
+                continue
+            try:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            r = e.name if not rel else rel + "/" + e.name
+                            out.append((r, e.name))
+                            nxt.append((r, e.path))
+                    except (IOError, OSError):
+                        continue
+            finally:
+                it.close()
+        if not nxt:
+            break
+        level = nxt
+    return out
+
+
+def read_mdev(func, ctx):
+    """mdev types a parent offers and the mdevs that exist on it.
+
+    Returns ``(types, mdevs)``: types as dicts id/name/description/device_api/available_instances/
+    max_instances/mdevs; mdevs as dicts uuid/type/iommu_group."""
+    types = []
+    ent = func.entries()
+    if "mdev_supported_types" in ent:
+        tbase = func.real + "/mdev_supported_types"
+        for tid in listdir_real(tbase):
+            tdir = tbase + "/" + tid
+            label = "mdev_supported_types/%s/" % tid
+            name = read_text(func, tdir + "/name", label + "name")
+            desc = read_text(func, tdir + "/description", label + "description")
+            api = read_text(func, tdir + "/device_api", label + "device_api")
+            avail_text = read_text(func, tdir + "/available_instances", label + "available_instances")
+            try:
+                avail = int(avail_text) if avail_text is not None else None
+            except ValueError:
+                func.warn("%savailable_instances: unexpected value %r" % (label, avail_text[:40]))
+                avail = None
+            devices = sorted(d for d in listdir_real(tdir + "/devices") if UUID_RE.match(d))
+            m = _MAX_INSTANCE.search(desc or "")
+            if m:
+                max_inst = int(m.group(1))
+            elif avail is not None:
+                max_inst = avail + len(devices)
+            else:
+                max_inst = None
+            types.append({
+                "id": tid,
+                "name": name,
+                "description": desc,
+                "device_api": api,
+                "available_instances": avail,
+                "max_instances": max_inst,
+                "mdevs": devices,
+            })
+    mdevs = []
+    for name in sorted(ent):
+        if UUID_RE.match(name):
+            base = func.real + "/" + name
+            t = readlink_real(base + "/mdev_type")
+            g = readlink_real(base + "/iommu_group")
+            group = None
+            if g:
+                try:
+                    group = int(g.rstrip("/").rsplit("/", 1)[-1])
+                except ValueError:
+                    func.warn("%s/iommu_group: unexpected link target %r" % (name, g[:80]))
+            if t is None:
+                func.warn("%s: mdev without a readable mdev_type link" % name)
+            mdevs.append({
+                "uuid": name,
+                "type": t.rstrip("/").rsplit("/", 1)[-1] if t else None,
+                "iommu_group": group,
+            })
+    # mdevs listed by a type but not found as children (some trees only have the type's links)
+    seen = set(m["uuid"] for m in mdevs)
+    for t in types:
+        for uuid in t["mdevs"]:
+            if uuid not in seen:
+                seen.add(uuid)
+                mdevs.append({"uuid": uuid, "type": t["id"], "iommu_group": None})
+    return types, mdevs
+
+
+def mdev_units(func, mdevs):
+    return [{"kind": "mdev", "id": m["uuid"], "address": func.address, "type": m["type"],
+             "iommu_group": m["iommu_group"]} for m in mdevs]

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Generic GPU driver: display/3D controllers of GPU vendors other than NVIDIA (AMD, Intel), with
+their mdev types (GVT-g and the like) and SR-IOV. NVIDIA specifics live in :mod:`nvidia`.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    Driver,
+    function_record,
+    mdev_units,
+    read_mdev,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import function_trait
+
+__metaclass__ = type
+
+# Vendors whose display controllers are compute/virtualisation GPUs rather than a server's BMC VGA.
+GPU_VENDORS = frozenset(("1002", "8086"))
+
+
+def empty_gpu_section():
+    return {"mdev_types": [], "mdevs": [], "vgpu": None, "vgpu_types": [], "vgpu_vfs": [], "mig": None}
+
+
+class GpuDriver(Driver):
+    name = "gpu"
+    family = "gpu"
+    programming_model = "fixed"
+
+    def claims(self, func, ctx=None):
+        return func.base_class == "03" and func.vendor_id in GPU_VENDORS
+
+    def describe(self, func, ctx):
+        gpu = empty_gpu_section()
+        out = {"gpu": gpu, "programming_model": "fixed", "function": None}
+        if func.has("mdev_supported_types") or any(len(e) == 36 for e in func.entries()):
+            types, mdevs = read_mdev(func, ctx)
+            gpu["mdev_types"] = types
+            gpu["mdevs"] = mdevs
+            out["units"] = mdev_units(func, mdevs)
+            if types:
+                out["programming_model"] = "single"
+            out["function"] = mdev_function(types, mdevs, func)
+        return out
+
+
+def mdev_function(types, mdevs, func):
+    """The function a card runs now: the mdev type of its existing mdevs (the most common one when
+    they differ, with a warning), or None when it has none."""
+    if not mdevs:
+        return None
+    counts = Counter(m["type"] for m in mdevs if m["type"])
+    if not counts:
+        return None
+    if len(counts) > 1:
+        func.warn("mdevs of several types exist on this device: %s" % ", ".join(sorted(counts)))
+    tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    name = None
+    for t in types:
+        if t["id"] == tid:
+            name = t["name"]
+    return function_record(tid, name, function_trait(name or tid))

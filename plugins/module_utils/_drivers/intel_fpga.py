@@ -1,0 +1,121 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Intel FPGA driver (PAC Arria 10, D5005, N3000, N5010/N6000 and other DFL cards).
+
+Two sysfs layouts exist and both are read:
+
+- legacy OPAE (``intel-fpga-pci`` out-of-tree driver): ``<pci>/fpga/intel-fpga-dev.N/`` holding
+  ``intel-fpga-fme.N/pr/interface_id`` (the PR region's interface id) and
+  ``intel-fpga-port.N/afu_id`` (the loaded AFU);
+- upstream DFL (``dfl-pci``): ``<pci>/fpga_region/regionN/dfl-fme.N/`` whose PR region is
+  ``dfl-fme-region.M/fpga_region/regionK/compat_id``, and ``<pci>/fpga_region/regionN/dfl-port.N/afu_id``.
+
+An id that is all ``f`` means the region/AFU is broken (a failed partial reconfiguration).
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    Driver,
+    all_f,
+    function_record,
+    read_text,
+    walk_dirs,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
+
+__metaclass__ = type
+
+# vendor:device -> board, for PFs and VFs of Intel FPGA cards
+BOARDS = {
+    ("8086", "bcc0"): "PAC_ARRIA10_INTEGRATED", ("8086", "bcc1"): "PAC_ARRIA10_INTEGRATED",
+    ("8086", "09c4"): "PAC_ARRIA10", ("8086", "09c5"): "PAC_ARRIA10",
+    ("8086", "0b2b"): "PAC_D5005", ("8086", "0b2c"): "PAC_D5005",
+    ("8086", "0b30"): "PAC_N3000", ("8086", "0b31"): "PAC_N3000",
+    ("8086", "af00"): "OFS", ("8086", "af01"): "OFS",
+    ("8086", "bcce"): "N6000", ("8086", "bccf"): "N6000",
+    ("1c2c", "1000"): "SILICOM_N5010", ("1c2c", "1001"): "SILICOM_N5011",
+}
+KERNEL_DRIVERS = frozenset(("intel-fpga-pci", "dfl-pci"))
+
+
+def _id(value):
+    if value is None:
+        return None
+    v = value.strip().lower()
+    return v[2:] if v.startswith("0x") else v
+
+
+class IntelFpgaDriver(Driver):
+    name = "intel_fpga"
+    family = "fpga"
+    programming_model = "dynamic"
+
+    def claims(self, func, ctx=None):
+        if func.driver in KERNEL_DRIVERS:
+            return True
+        return (func.vendor_id, func.device_id) in BOARDS
+
+    def describe(self, func, ctx):
+        regions, ports = [], []
+        layouts = set()
+        bitstream_id = None
+        base = func.real + "/"
+        dirs = walk_dirs(func.real, 7)
+        names = set(r for r, _ in dirs)
+        for rel, name in dirs:
+            if name.startswith("intel-fpga-fme.") or name.startswith("dfl-fme."):
+                layouts.add("opae" if name.startswith("intel-fpga") else "dfl")
+                bid = read_text(func, base + rel + "/bitstream_id", rel + "/bitstream_id")
+                if bid is not None and bitstream_id is None:
+                    bitstream_id = bid
+                if rel + "/pr" in names:
+                    iid = _id(read_text(func, base + rel + "/pr/interface_id", rel + "/pr/interface_id"))
+                    if iid is not None:
+                        regions.append({"id": name, "interface_id": iid})
+            elif name.startswith("intel-fpga-port.") or name.startswith("dfl-port."):
+                layouts.add("opae" if name.startswith("intel-fpga") else "dfl")
+                afu = _id(read_text(func, base + rel + "/afu_id", rel + "/afu_id"))
+                ports.append({"id": name, "afu_id": afu})
+            elif name.startswith("region") and "/fpga_region/" in "/" + rel and "fme" in rel:
+                # a DFL partial-reconfiguration region below the FME
+                iid = _id(read_text(func, base + rel + "/compat_id", rel + "/compat_id"))
+                if iid is not None:
+                    layouts.add("dfl")
+                    regions.append({"id": name, "interface_id": iid})
+        for r in regions:
+            r["healthy"] = not all_f(r["interface_id"])
+            r["trait"] = fpga_region_trait("intel", r["interface_id"]) if r["interface_id"] else None
+        for p in ports:
+            p["healthy"] = p["afu_id"] is not None and not all_f(p["afu_id"])
+            if p["afu_id"] is None:
+                func.warn("%s: no readable afu_id" % p["id"])
+        healthy = all(r["healthy"] for r in regions) and all(p["healthy"] for p in ports)
+        if len(layouts) > 1:
+            func.warn("both the legacy OPAE and the DFL sysfs layouts are present")
+        layout = sorted(layouts)[0] if layouts else None
+        if layout is None and func.driver in KERNEL_DRIVERS:
+            func.warn("the %s driver is bound but no FME/port was found in sysfs" % func.driver)
+        function = None
+        for p in ports:
+            if p["afu_id"]:
+                function = function_record(p["afu_id"], None, fpga_function_trait("intel", p["afu_id"]))
+                break
+        fpga = {
+            "vendor": "intel",
+            "layout": layout,
+            "board": BOARDS.get((func.vendor_id, func.device_id)),
+            "bitstream_id": bitstream_id,
+            "regions": regions,
+            "ports": ports,
+            "healthy": healthy,
+            "management_address": None,
+            "user_address": None,
+            "shell": None,
+        }
+        return {"fpga": fpga, "programming_model": "dynamic", "function": function,
+                "healthy": healthy if (regions or ports) else None}

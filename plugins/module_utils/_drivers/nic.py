@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""SR-IOV NIC driver: network controllers (class 02) that can create VFs, and their VFs, with
+netdev names, MAC addresses and link state from ``<pci>/net/<ifname>/``.
+
+A VF bound to vfio-pci has no netdev on the host; its MAC is then only known to the PF's driver
+(netlink), and is reported as null here.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, listdir_real, read_text
+
+__metaclass__ = type
+
+
+class SriovNicDriver(Driver):
+    name = "nic"
+    family = "nic"
+    programming_model = "fixed"
+
+    def claims(self, func, ctx=None):
+        if func.base_class != "02":
+            return False
+        return bool(func.physfn) or os.path.exists(func.real + "/sriov_totalvfs")
+
+    @staticmethod
+    def interfaces(func):
+        out = []
+        for name in listdir_real(func.real + "/net"):
+            base = func.real + "/net/" + name
+            out.append({
+                "name": name,
+                "mac": read_text(func, base + "/address", "net/%s/address" % name),
+                "operstate": read_text(func, base + "/operstate", "net/%s/operstate" % name),
+            })
+        return out
+
+    def describe(self, func, ctx):
+        ifs = self.interfaces(func)
+        nic = {"interfaces": ifs, "mac": ifs[0]["mac"] if ifs else None}
+        return {"nic": nic, "programming_model": "fixed", "function": None}

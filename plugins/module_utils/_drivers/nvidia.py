@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVIDIA GPU driver: mdev parents (GRID/vGPU on pre-Ampere cards and the mdev-based vGPU manager),
+vendor-specific VFIO vGPU on SR-IOV VFs (``nvidia/creatable_vgpu_types``, ``current_vgpu_type``),
+and MIG mode/instances from ``nvidia-smi`` (read-only queries) when it is installed.
+
+vGPU type ids mean different things on different card models, so a VF's type id is resolved to a
+name with the types listed by the VFs of the same card (its PF).
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    Driver,
+    function_record,
+    listdir_real,
+    mdev_units,
+    read_mdev,
+    read_text,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import empty_gpu_section, mdev_function
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+
+__metaclass__ = type
+
+_TYPE_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
+_GI_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+_CI_LINE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+
+
+def parse_vgpu_types(text):
+    """Parse ``creatable_vgpu_types`` / ``supported_vgpu_types``: a header line and then one
+    ``<id> : <name>`` per line. Returns [{id, name}] (ids as strings)."""
+    out = []
+    for line in (text or "").splitlines():
+        m = _TYPE_LINE.match(line)
+        if m:
+            out.append({"id": m.group(1), "name": m.group(2) or None})
+    return out
+
+
+def parse_mig_modes(text):
+    """``nvidia-smi --query-gpu=index,pci.bus_id,mig.mode.current,mig.mode.pending
+    --format=csv,noheader`` -> {address: {index, mode_current, mode_pending}}."""
+    out = {}
+    for line in (text or "").splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) < 4:
+            continue
+        addr = normalize_address(cols[1])
+        if addr is None:
+            continue
+        try:
+            index = int(cols[0])
+        except ValueError:
+            continue
+
+        def _mode(v):
+            return None if v.startswith("[") or v in ("", "N/A") else v
+        out[addr] = {"index": index, "mode_current": _mode(cols[2]), "mode_pending": _mode(cols[3])}
+    return out
+
+
+def parse_mig_gi(text):
+    """``nvidia-smi mig -lgi`` table -> {gpu index: [{id, name, profile_id, placement}]}."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _GI_LINE.match(line.strip())
+        if m:
+            out.setdefault(int(m.group(1)), []).append({
+                "id": int(m.group(4)), "name": m.group(2), "profile_id": int(m.group(3)),
+                "placement": "%s:%s" % (m.group(5), m.group(6))})
+    return out
+
+
+def parse_mig_ci(text):
+    """``nvidia-smi mig -lci`` table -> {gpu index: [{gpu_instance_id, id, name, profile_id,
+    placement}]}."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _CI_LINE.match(line.strip())
+        if m:
+            out.setdefault(int(m.group(1)), []).append({
+                "gpu_instance_id": int(m.group(2)), "id": int(m.group(6)), "name": m.group(3),
+                "profile_id": int(m.group(5)), "placement": "%s:%s" % (m.group(6), m.group(7))})
+    return out
+
+
+def mig_state(ctx):
+    """MIG state of every GPU nvidia-smi sees, keyed by PCI address; {} when nvidia-smi is absent
+    or fails (then a warning says why). Runs at most once per discovery."""
+    cache = ctx.cache.get("nvidia_mig")
+    if cache is not None:
+        return cache
+    state = {}
+    ctx.cache["nvidia_mig"] = state
+    res = ctx.run_tool("nvidia-smi", ["--query-gpu=index,pci.bus_id,mig.mode.current,mig.mode.pending",
+                                      "--format=csv,noheader"])
+    if res is None:
+        return state
+    rc, out, err = res
+    if rc != 0:
+        ctx.warn("nvidia-smi --query-gpu failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
+        return state
+    modes = parse_mig_modes(out)
+    gis, cis = {}, {}
+    if any(m["mode_current"] == "Enabled" for m in modes.values()):
+        res = ctx.run_tool("nvidia-smi", ["mig", "-lgi"])
+        if res is not None and res[0] == 0:
+            gis = parse_mig_gi(res[1])
+        res = ctx.run_tool("nvidia-smi", ["mig", "-lci"])
+        if res is not None and res[0] == 0:
+            cis = parse_mig_ci(res[1])
+    for addr, m in modes.items():
+        enabled = m["mode_current"] == "Enabled"
+        state[addr] = {
+            "index": m["index"],
+            "mode_current": m["mode_current"],
+            "mode_pending": m["mode_pending"],
+            "gpu_instances": gis.get(m["index"], []) if enabled else [],
+            "compute_instances": cis.get(m["index"], []) if enabled else [],
+        }
+    return state
+
+
+class NvidiaGpuDriver(Driver):
+    name = "nvidia"
+    family = "gpu"
+    programming_model = "single"
+
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "10de" and func.base_class == "03"
+
+    # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
+    @staticmethod
+    def _vgpu_of(func):
+        """(current type id or None, creatable [{id,name}]) for a function with an nvidia/ dir."""
+        cur = read_text(func, func.real + "/nvidia/current_vgpu_type", "nvidia/current_vgpu_type")
+        creatable = parse_vgpu_types(read_text(func, func.real + "/nvidia/creatable_vgpu_types",
+                                               "nvidia/creatable_vgpu_types"))
+        cur_id = None
+        if cur is not None:
+            cur = cur.strip()
+            if cur.isdigit():
+                cur_id = None if int(cur) == 0 else str(int(cur))
+            elif cur:
+                func.warn("nvidia/current_vgpu_type: unexpected value %r" % cur[:40])
+        return cur_id, creatable
+
+    def _card_types(self, pf, ctx):
+        """{type id: name} for a card: the union of what its PF and VFs list (cached per card)."""
+        key = "nvidia_types:" + pf.address
+        if key in ctx.cache:
+            return ctx.cache[key]
+        names = {}
+        pf.identity()
+        members = [pf] + [ctx.scan.get(a) for a in (pf.vfs or [])]
+        vgpu = {}
+        for f in members:
+            if f is None or "nvidia" not in f.entries():
+                continue
+            cur, creatable = self._vgpu_of(f)
+            for fname in ("supported_vgpu_types",):
+                if fname in listdir_real(f.real + "/nvidia"):
+                    for t in parse_vgpu_types(read_text(f, f.real + "/nvidia/" + fname, "nvidia/" + fname)):
+                        names.setdefault(t["id"], t["name"])
+            for t in creatable:
+                names.setdefault(t["id"], t["name"])
+            vgpu[f.address] = (cur, creatable)
+        ctx.cache[key] = (names, vgpu)
+        return names, vgpu
+
+    def describe(self, func, ctx):
+        gpu = empty_gpu_section()
+        out = {"gpu": gpu, "function": None}
+        model = "fixed"
+        ent = func.entries()
+        types, mdevs = [], []
+        if "mdev_supported_types" in ent or any(len(e) == 36 for e in ent):
+            types, mdevs = read_mdev(func, ctx)
+            gpu["mdev_types"] = types
+            gpu["mdevs"] = mdevs
+            out["units"] = mdev_units(func, mdevs)
+            if types:
+                model = "single"
+            out["function"] = mdev_function(types, mdevs, func)
+        pf = ctx.scan.get(func.physfn) if func.physfn else func
+        if pf is not None and ("nvidia" in ent or (func is pf and pf.identity()["sriov"]["vfs"])):
+            names, vgpu = self._card_types(pf, ctx)
+
+            def _t(tid):
+                return {"id": tid, "name": names.get(tid)} if tid else None
+            if func.address in vgpu and func.physfn:
+                cur, creatable = vgpu[func.address]
+                gpu["vgpu"] = {"current_type": _t(cur), "creatable_types": creatable}
+                out["unit_type"] = cur
+                model = "single"
+                if cur:
+                    name = names.get(cur)
+                    out["function"] = function_record(cur, name, function_trait(name or "NVIDIA_VGPU_" + cur))
+            if func is pf and vgpu:
+                gpu["vgpu_types"] = [{"id": k, "name": v} for k, v in sorted(names.items(), key=lambda kv: int(kv[0]))]
+                gpu["vgpu_vfs"] = [
+                    {"address": a, "current_type": _t(vgpu[a][0]),
+                     "creatable_type_ids": [t["id"] for t in vgpu[a][1]]}
+                    for a in (pf.vfs or []) if a in vgpu]
+                if gpu["vgpu_types"] or gpu["vgpu_vfs"]:
+                    model = "single"
+                if out["function"] is None:
+                    counts = Counter(v["current_type"]["id"] for v in gpu["vgpu_vfs"] if v["current_type"])
+                    if counts:
+                        tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+                        out["function"] = function_record(
+                            tid, names.get(tid), function_trait(names.get(tid) or "NVIDIA_VGPU_" + tid))
+        if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
+            mig = mig_state(ctx).get(func.address)
+            if mig is not None:
+                gpu["mig"] = mig
+                if mig["mode_current"] == "Enabled":
+                    model = "dynamic"
+        out["programming_model"] = model
+        return out

@@ -1,0 +1,59 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Intel QuickAssist (QAT) driver: PFs and their VFs, with the device state and, on generation 4
+and later, the configured services (``qat/cfg_services``: sym, asym, dc, ... - the one program a
+QAT device runs; older generations have fixed services).
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, function_record, read_text
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import function_trait
+
+__metaclass__ = type
+
+# device id -> product family (PFs and VFs)
+DEVICES = {
+    "0435": "dh895xcc", "0443": "dh895xcc",
+    "37c8": "c62x", "37c9": "c62x",
+    "19e2": "c3xxx", "19e3": "c3xxx",
+    "18a0": "c4xxx", "18a1": "c4xxx",
+    "4940": "4xxx", "4941": "4xxx",
+    "4942": "401xx", "4943": "401xx",
+    "4944": "402xx", "4945": "402xx",
+    "4946": "420xx", "4947": "420xx",
+}
+KERNEL_DRIVERS = frozenset(("dh895xcc", "dh895xccvf", "c6xx", "c6xxvf", "c3xxx", "c3xxxvf", "c4xxx",
+                            "c4xxxvf", "4xxx", "4xxxvf", "420xx", "420xxvf"))
+
+
+class QatDriver(Driver):
+    name = "qat"
+    family = "qat"
+    programming_model = "fixed"
+
+    def claims(self, func, ctx=None):
+        if func.driver in KERNEL_DRIVERS or (func.driver or "").startswith("qat_"):
+            return True
+        return func.vendor_id == "8086" and func.device_id in DEVICES
+
+    def describe(self, func, ctx):
+        pf = ctx.scan.get(func.physfn) if func.physfn else func
+        state = services = None
+        if pf is not None and "qat" in pf.entries():
+            state = read_text(pf, pf.real + "/qat/state", "qat/state")
+            services = read_text(pf, pf.real + "/qat/cfg_services", "qat/cfg_services")
+            if pf is not func:
+                for w in pf.warnings:
+                    func.warn("PF %s: %s" % (pf.address, w))
+        qat = {"product": DEVICES.get(func.device_id), "state": state, "cfg_services": services}
+        function = None
+        if services:
+            function = function_record(services, services, function_trait("QAT_" + services))
+        healthy = None if state is None else state == "up"
+        return {"qat": qat, "programming_model": "single" if services is not None else "fixed",
+                "function": function, "healthy": healthy}

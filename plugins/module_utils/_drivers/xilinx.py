@@ -1,0 +1,143 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Xilinx/AMD Alveo driver (XRT layout).
+
+An Alveo card shows two PCI functions: the management PF (``xclmgmt``, function 0) that the host
+keeps to program the card, and the user PF (``xocl``, function 1) that workloads use. They are
+reported as **one record** keyed by the user PF, with the management PF in
+``fpga.management_address``. The loaded xclbin (the function) is the user PF's
+``icap*/xclbinuuid``; the shell's interface/logic UUIDs are the management PF's ``interface_uuids``
+and ``logic_uuids``; the shell name is ``rom*/VBNV``.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    Driver,
+    all_f,
+    function_record,
+    read_text,
+    walk_dirs,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import read_attr_real
+
+__metaclass__ = type
+
+VENDORS = frozenset(("10ee",))
+MGMT_DRIVERS = frozenset(("xclmgmt", "xmgmt"))
+USER_DRIVERS = frozenset(("xocl", "xuser"))
+
+
+def role(func):
+    """'management' or 'user' for an Alveo PF."""
+    if func.driver in MGMT_DRIVERS:
+        return "management"
+    if func.driver in USER_DRIVERS:
+        return "user"
+    return "management" if func.address.endswith(".0") else "user"
+
+
+def _find_files(func, wanted, depth=2):
+    """{file name: (rel path, value)} for the first occurrence of each wanted file, in the device
+    directory or its sub-directories (not following links)."""
+    found = {}
+    ent = func.entries()
+    for w in wanted:
+        if w in ent:
+            found[w] = (w, read_text(func, func.real + "/" + w, w))
+    if len(found) == len(wanted):
+        return found
+    for rel, _name in walk_dirs(func.real, depth):
+        for w in wanted:
+            if w in found:
+                continue
+            v, err = read_attr_real(func.real + "/" + rel + "/" + w)
+            if err is None:
+                found[w] = (rel + "/" + w, v)
+    return found
+
+
+def _uuids(text):
+    if not text:
+        return []
+    return [t.strip().lower() for t in text.replace(",", " ").split() if t.strip()]
+
+
+class XilinxFpgaDriver(Driver):
+    name = "xilinx"
+    family = "fpga"
+    programming_model = "single"
+
+    def claims(self, func, ctx=None):
+        if func.driver in MGMT_DRIVERS or func.driver in USER_DRIVERS:
+            return True
+        return func.vendor_id in VENDORS and func.base_class not in ("06", None)
+
+    def _partner(self, func, ctx):
+        slot = func.address[:-1]
+        for fn in "01234567":
+            a = slot + fn
+            if a == func.address:
+                continue
+            other = ctx.scan.get(a)
+            if other is not None and self.claims(other) and not other.physfn:
+                if role(other) != role(func):
+                    return other
+        return None
+
+    def is_secondary(self, func, ctx):
+        return role(func) == "management" and not func.physfn and self._partner(func, ctx) is not None
+
+    def related_addresses(self, func, ctx):
+        out = Driver.related_addresses(self, func, ctx)
+        p = self._partner(func, ctx)
+        if p is not None:
+            out.append(p.address)
+        return out
+
+    def describe(self, func, ctx):
+        partner = self._partner(func, ctx) if not func.physfn else None
+        if role(func) == "management":
+            mgmt, user = func, partner
+        else:
+            mgmt, user = partner, func
+        xclbin = interface = logic = shell = None
+        if user is not None:
+            f = _find_files(user, ("xclbinuuid",))
+            if "xclbinuuid" in f:
+                xclbin = (f["xclbinuuid"][1] or "").strip().lower() or None
+                if xclbin and xclbin.replace("0", "").replace("-", "") == "":
+                    xclbin = None  # nothing loaded
+        if mgmt is not None:
+            f = _find_files(mgmt, ("interface_uuids", "logic_uuids", "VBNV"))
+            interface = _uuids(f.get("interface_uuids", (None, None))[1])
+            logic = _uuids(f.get("logic_uuids", (None, None))[1])
+            shell = f.get("VBNV", (None, None))[1] or None
+            if mgmt is not func:
+                for w in mgmt.warnings:
+                    func.warn("management PF %s: %s" % (mgmt.address, w))
+        regions = [{"id": str(i), "interface_id": iid, "healthy": not all_f(iid),
+                    "trait": fpga_region_trait("xilinx", iid)} for i, iid in enumerate(interface or [])]
+        healthy_ids = [x for x in [xclbin] + list(logic or []) if x]
+        healthy = all(r["healthy"] for r in regions) and not any(all_f(x) for x in healthy_ids)
+        known = bool(regions or healthy_ids)
+        function = function_record(xclbin, None, fpga_function_trait("xilinx", xclbin)) if xclbin else None
+        fpga = {
+            "vendor": "xilinx",
+            "layout": "xrt",
+            "board": None,
+            "bitstream_id": logic[0] if logic else None,
+            "regions": regions,
+            "ports": [],
+            "healthy": healthy if known else None,
+            "management_address": mgmt.address if mgmt is not None else None,
+            "user_address": user.address if user is not None else None,
+            "shell": shell,
+        }
+        return {"fpga": fpga, "programming_model": "single", "function": function,
+                "healthy": healthy if known else None}

@@ -1,0 +1,479 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""PCI functions as sysfs shows them: one pass over /sys/bus/pci/devices, identity records, pci.ids.
+
+:func:`scan` reads, for every function, only what is needed to decide which driver handles it
+(vendor, device, class, kernel driver, IOMMU group, physfn). :meth:`PciFunction.identity` reads the
+rest (revision, subsystem, NUMA, link, SR-IOV) for the functions that end up in a result. Every read
+goes through :mod:`_sysfs`'s machine-path helpers; problems become per-function warnings.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
+    errno_text,
+    read_attr_real,
+    readlink_real,
+)
+
+__metaclass__ = type
+
+DEVICES = "/sys/bus/pci/devices"
+ADDRESS_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+_HEX = "0123456789abcdef"
+_BLOCK_END = re.compile(b"\n[^\t#\n]")  # a line that is not a device/subsystem/comment line
+_DEVICE_END = re.compile(b"\n(?!\t\t|#)")  # a line that is not a subsystem/comment line
+
+PCI_IDS_PATHS = ("/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids", "/usr/share/pci.ids")
+
+
+def _hexattr(text, width):
+    """'0x10de' -> '10de' (lower-case, zero-padded to ``width``); None when not hex."""
+    if not text:
+        return None
+    t = text.lower()
+    if t[:2] == "0x":
+        t = t[2:]
+    if not t or len(t) > width or t.strip(_HEX):
+        return None
+    return t.zfill(width) if len(t) < width else t
+
+
+def _intattr(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def normalize_address(text):
+    """'3B:00.0' / '0000:3b:00.0' -> '0000:3b:00.0'; None when it is not a PCI address."""
+    if not isinstance(text, str):
+        return None
+    t = text.strip().lower()
+    if t.count(":") == 1:
+        t = "0000:" + t
+    if ADDRESS_RE.match(t):
+        dom, rest = t.split(":", 1)
+        return "%04x:%s" % (int(dom, 16), rest) if len(dom) > 4 else t
+    return None
+
+
+class PciFunction(object):
+    """One PCI function: what the first pass read, plus lazily read identity details."""
+
+    __slots__ = ("address", "real", "vendor_id", "device_id", "class_id", "driver", "iommu_group",
+                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs")
+
+    def __init__(self, address, real):
+        self.address = address
+        self.real = real  # machine path of the device directory (through the bus symlink)
+        self.vendor_id = None
+        self.device_id = None
+        self.class_id = None
+        self.driver = None
+        self.iommu_group = None
+        self.physfn = None
+        self.subsystem = None  # (vendor, device) when the scan read it from uevent
+        self.warnings = []
+        self._entries = None
+        self._identity = None
+        self.vfs = None
+
+    def __repr__(self):
+        return "PciFunction(%s %s:%s class %s driver %s)" % (
+            self.address, self.vendor_id, self.device_id, self.class_id, self.driver)
+
+    # -- helpers for drivers ---------------------------------------------------------------------
+    @property
+    def base_class(self):
+        return self.class_id[:2] if self.class_id else None
+
+    def warn(self, message):
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def entries(self):
+        """Names in the device directory (cached; one listdir)."""
+        if self._entries is None:
+            try:
+                self._entries = frozenset(os.listdir(self.real))
+            except (IOError, OSError) as e:
+                self.warn("cannot list the device directory: %s" % errno_text(e.errno))
+                self._entries = frozenset()
+        return self._entries
+
+    def has(self, name):
+        return name in self.entries()
+
+    def attr(self, name, required=False):
+        """A text attribute of this function, or None. Unreadable/garbled attributes warn; missing
+        ones warn only when ``required``."""
+        value, err = read_attr_real(self.real + "/" + name)
+        if err is not None and (required or err != errno.ENOENT):
+            self.warn("%s: %s" % (name, errno_text(err)))
+        return value
+
+    def path_attr(self, relpath, required=False):
+        """An attribute in a sub-directory (``nvidia/current_vgpu_type``)."""
+        return self.attr(relpath, required)
+
+    def link(self, name):
+        return readlink_real(self.real + "/" + name)
+
+    def link_name(self, name):
+        t = readlink_real(self.real + "/" + name)
+        return os.path.basename(t.rstrip("/")) if t else None
+
+    # -- identity -----------------------------------------------------------------------------
+    def _opt(self, name):
+        """An optional attribute: (text or None); a missing file is silent, other errors warn."""
+        value, err = read_attr_real(self.real + "/" + name)
+        if err is not None and err != errno.ENOENT:
+            self.warn("%s: %s" % (name, errno_text(err)))
+        return value
+
+    def identity(self):
+        """The PCI identity part of a discovery record (see docs/discovery.md). Reads only the
+        attributes needed (no directory listing): absent optional attributes cost one failed open."""
+        if self._identity is not None:
+            return self._identity
+        get = self._opt
+        rev = _hexattr(get("revision"), 2)
+        if self.subsystem is not None:
+            sv, sd = self.subsystem
+        else:
+            sv = _hexattr(get("subsystem_vendor"), 4)
+            sd = _hexattr(get("subsystem_device"), 4)
+        override = get("driver_override")
+        if override in ("(null)", ""):
+            override = None
+        numa = _intattr(get("numa_node"))
+        if numa is not None and numa < 0:
+            numa = None
+        link = None
+        speed = get("current_link_speed")
+        if speed is not None:
+            link = {
+                "speed": speed,
+                "width": _intattr(get("current_link_width")),
+                "max_speed": get("max_link_speed"),
+                "max_width": _intattr(get("max_link_width")),
+            }
+        sriov = {"totalvfs": 0, "numvfs": 0, "vf_device_id": None, "vfs": []}
+        total = get("sriov_totalvfs")
+        if total is not None:
+            sriov["totalvfs"] = _intattr(total) or 0
+            numvfs = _intattr(get("sriov_numvfs"))
+            sriov["numvfs"] = numvfs or 0
+            sriov["vf_device_id"] = _hexattr(get("sriov_vf_device"), 4)
+            vfs = []
+            if numvfs is None:
+                names = sorted((_intattr(n[6:]), n) for n in self.entries() if n.startswith("virtfn"))
+                idx = [i for i, _n in names if i is not None]
+            else:
+                idx = range(numvfs)
+            for i in idx:
+                target = readlink_real("%s/virtfn%d" % (self.real, i))
+                if target is None:
+                    self.warn("virtfn%d: missing or not a link although sriov_numvfs is %s" % (i, numvfs))
+                    continue
+                a = normalize_address(target.rstrip("/").rsplit("/", 1)[-1])
+                if a:
+                    vfs.append(a)
+            sriov["vfs"] = vfs
+        self.vfs = sriov["vfs"]
+        vf_index = None
+        self._identity = {
+            "address": self.address,
+            "vendor_id": self.vendor_id,
+            "device_id": self.device_id,
+            "subsystem_vendor_id": sv,
+            "subsystem_device_id": sd,
+            "class_id": self.class_id,
+            "revision": rev,
+            "driver": self.driver,
+            "driver_override": override,
+            "numa_node": numa,
+            "local_cpulist": get("local_cpulist"),
+            "iommu_group": self.iommu_group,
+            "link": link,
+            "sriov": sriov,
+            "physfn": self.physfn,
+            "vf_index": vf_index,
+        }
+        return self._identity
+
+
+class PciScan(object):
+    """The result of one pass over /sys/bus/pci/devices."""
+
+    def __init__(self, functions, groups, warnings):
+        self.functions = functions  # address -> PciFunction, in address order
+        self.groups = groups  # iommu group (int) -> [addresses]
+        self.warnings = warnings  # scan-level warnings (vanished devices, unreadable directory)
+
+    def get(self, address):
+        return self.functions.get(address)
+
+    def group_members(self, group):
+        return list(self.groups.get(group, ())) if group is not None else []
+
+    def vf_index(self, func):
+        """The N of the PF's virtfnN link that points at ``func`` (needs the PF's identity)."""
+        pf = self.functions.get(func.physfn) if func.physfn else None
+        if pf is None:
+            return None
+        pf.identity()
+        try:
+            return pf.vfs.index(func.address)
+        except (ValueError, AttributeError):
+            return None
+
+
+def _from_uevent(f, real):
+    """Fill vendor/device/class/subsystem from the function's ``uevent`` (one read instead of five
+    attributes; the kernel writes it from the same fields). False when it is missing or lacks them,
+    and the caller then reads the attributes one by one."""
+    text, err = read_attr_real(real + "/uevent")
+    if text is None:
+        return False
+    pid = cls = sub = None
+    for line in text.split("\n"):
+        if line.startswith("PCI_ID="):
+            pid = line[7:]
+        elif line.startswith("PCI_CLASS="):
+            cls = line[10:]
+        elif line.startswith("PCI_SUBSYS_ID="):
+            sub = line[14:]
+    if not pid or not cls:
+        return False
+    v, _s, d = pid.partition(":")
+    vendor, device, klass = _hexattr(v, 4), _hexattr(d, 4), _hexattr(cls, 6)
+    if vendor is None or device is None or klass is None:
+        return False
+    f.vendor_id, f.device_id, f.class_id = vendor, device, klass
+    if sub:
+        sv, _s, sd = sub.partition(":")
+        sv, sd = _hexattr(sv, 4), _hexattr(sd, 4)
+        if sv is not None and sd is not None:
+            f.subsystem = (sv, sd)
+    return True
+
+
+def scan(sysfs):
+    """One pass over the PCI functions: returns a :class:`PciScan`. Never raises for a bad tree."""
+    warnings = []
+    base = sysfs.real(DEVICES)
+    try:
+        names = os.listdir(base)
+    except (IOError, OSError) as e:
+        if e.errno not in (errno.ENOENT, errno.ENOTDIR):
+            warnings.append("cannot list %s: %s" % (DEVICES, errno_text(e.errno)))
+        else:
+            warnings.append("%s does not exist: no PCI functions to discover" % DEVICES)
+        names = []
+    names.sort()
+    functions = {}
+    groups = {}
+    for name in names:
+        address = normalize_address(name)
+        if address is None or address != name:
+            warnings.append("%s/%s: not a PCI address, skipped" % (DEVICES, name))
+            continue
+        real = base + "/" + name
+        f = PciFunction(address, real)
+        if not _from_uevent(f, real):
+            vendor, verr = read_attr_real(real + "/vendor")
+            device, derr = read_attr_real(real + "/device")
+            cls, cerr = read_attr_real(real + "/class")
+            if verr == errno.ENOENT and derr == errno.ENOENT and not os.path.exists(real):
+                warnings.append("%s: the device went away during the scan (it was listed in %s but its "
+                                "directory is gone); skipped" % (address, DEVICES))
+                continue
+            f.vendor_id = _hexattr(vendor, 4)
+            f.device_id = _hexattr(device, 4)
+            f.class_id = _hexattr(cls, 6)
+            for attr, text, err, value in (("vendor", vendor, verr, f.vendor_id),
+                                           ("device", device, derr, f.device_id),
+                                           ("class", cls, cerr, f.class_id)):
+                if err is not None:
+                    f.warn("%s: %s" % (attr, errno_text(err)))
+                elif value is None:
+                    f.warn("%s: unexpected value %r" % (attr, text[:40]))
+        drv = readlink_real(real + "/driver")
+        if drv:
+            f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
+        grp = readlink_real(real + "/iommu_group")
+        if grp:
+            g = _intattr(grp.rstrip("/").rsplit("/", 1)[-1])
+            if g is None:
+                f.warn("iommu_group: unexpected link target %r" % grp[:80])
+            else:
+                f.iommu_group = g
+                groups.setdefault(g, []).append(address)
+        pf = readlink_real(real + "/physfn")
+        if pf:
+            f.physfn = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+        functions[address] = f
+    return PciScan(functions, groups, warnings)
+
+
+class PciIds(object):
+    """Names from a pci.ids file, looked up lazily: the file is read once, and only the vendor blocks
+    that are asked about are searched (no full parse)."""
+
+    def __init__(self, path):
+        self.path = path
+        self._data = None
+        self._vendors = {}  # vid -> (start, end) of its block, or None
+        self._classes = None
+        self._memo = {}
+        self.error = None
+
+    def _load(self):
+        if self._data is None:
+            self._data = b""
+            if self.path:
+                try:
+                    with open(self.path, "rb") as f:
+                        self._data = f.read(64 << 20)
+                except (IOError, OSError) as e:
+                    self.error = "cannot read %s: %s" % (self.path, errno_text(e.errno))
+        return self._data
+
+    @staticmethod
+    def _name(data, start):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        return data[start:end].strip().decode("utf-8", "replace") or None
+
+    def _vendor_block(self, vid):
+        if vid in self._vendors:
+            return self._vendors[vid]
+        data = self._load()
+        key = b"\n" + vid.encode("ascii") + b"  "
+        pos = data.find(key)
+        block = None
+        if pos >= 0:
+            start = pos + len(key)
+            # the block runs until the next line that does not start with a tab or '#'
+            m = _BLOCK_END.search(data, start)
+            end = m.start() if m else len(data)
+            block = (pos + 1, start, end)
+        self._vendors[vid] = block
+        return block
+
+    def vendor(self, vid):
+        key = ("vendor", vid)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        value = self._memo[key] = self._vendor(vid)
+        return value
+
+    def _vendor(self, vid):
+        if not vid:
+            return None
+        block = self._vendor_block(vid)
+        return self._name(self._data, block[1]) if block else None
+
+    def device(self, vid, did):
+        key = ("device", vid, did)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        value = self._memo[key] = self._device(vid, did)
+        return value
+
+    def _device(self, vid, did):
+        if not vid or not did:
+            return None
+        block = self._vendor_block(vid)
+        if not block:
+            return None
+        key = b"\n\t" + did.encode("ascii") + b"  "
+        pos = self._data.find(key, block[1], block[2])
+        return self._name(self._data, pos + len(key)) if pos >= 0 else None
+
+    def subsystem(self, vid, did, svid, sdid):
+        key = ("subsystem", vid, did, svid, sdid)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        value = self._memo[key] = self._subsystem(vid, did, svid, sdid)
+        return value
+
+    def _subsystem(self, vid, did, svid, sdid):
+        if not (vid and did and svid and sdid):
+            return None
+        block = self._vendor_block(vid)
+        if not block:
+            return None
+        key = b"\n\t" + did.encode("ascii") + b"  "
+        pos = self._data.find(key, block[1], block[2])
+        if pos < 0:
+            return None
+        m = _DEVICE_END.search(self._data, pos + len(key), block[2])
+        dend = m.start() if m else block[2]
+        skey = b"\n\t\t" + svid.encode("ascii") + b" " + sdid.encode("ascii") + b"  "
+        spos = self._data.find(skey, pos, dend)
+        return self._name(self._data, spos + len(skey)) if spos >= 0 else None
+
+    def class_name(self, class_id):
+        key = ("class_name", class_id)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        value = self._memo[key] = self._class_name(class_id)
+        return value
+
+    def _class_name(self, class_id):
+        """Name of the sub-class ('0302' of '030200'), else of the base class."""
+        if not class_id or len(class_id) < 4:
+            return None
+        data = self._load()
+        if self._classes is None:
+            pos = data.find(b"\nC ")
+            self._classes = pos if pos >= 0 else len(data)
+        key = b"\nC " + class_id[:2].encode("ascii") + b"  "
+        pos = data.find(key, self._classes)
+        if pos < 0:
+            return None
+        base = self._name(data, pos + len(key))
+        nxt = data.find(b"\nC ", pos + len(key))
+        if nxt < 0:
+            nxt = len(data)
+        skey = b"\n\t" + class_id[2:4].encode("ascii") + b"  "
+        spos = data.find(skey, pos, nxt)
+        return self._name(data, spos + len(skey)) if spos >= 0 else base
+
+
+def find_pci_ids(sysfs, explicit=None):
+    """The pci.ids file to use: ``explicit`` (a path on this machine) when given, else the first
+    standard location under the root, else on this machine. None when none exists."""
+    if explicit:
+        return explicit if os.path.isfile(explicit) else None
+    for p in PCI_IDS_PATHS:
+        under = sysfs.real(p)
+        if os.path.isfile(under):
+            return under
+    for p in PCI_IDS_PATHS:
+        if os.path.isfile(p):
+            return p
+    return None

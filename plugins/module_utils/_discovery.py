@@ -174,6 +174,8 @@ class Context(object):
 def _host_info(sysfs):
     host, _e = read_attr_real(sysfs.real("/proc/sys/kernel/hostname"))
     kernel, _e = read_attr_real(sysfs.real("/proc/sys/kernel/osrelease"))
+    if not host:
+        host, _e = read_attr_real(sysfs.real("/etc/hostname"))
     if sysfs.root == "/":
         host = host or socket.gethostname()
         if not kernel:

@@ -154,6 +154,9 @@ def collect_domains(sysfs, run_dir, inuse):
             inuse.warnings.append("%s: %s; skipped" % (host_path, e))
             continue
         name = name or fname[:-4]
+        pid_text, _err = read_attr_real(real + "/" + fname[:-4] + ".pid")  # libvirt's own pid file
+        if pid_text and pid_text.isdigit():
+            pid = int(pid_text)
         ev = _evidence("domain", name, pid, host_path)
         inuse.domains.append({"name": name, "state": state, "pid": pid, "evidence": host_path})
         for a in pci:

@@ -222,7 +222,7 @@ class NvidiaGpuDriver(Driver):
                             tid, names.get(tid), function_trait(names.get(tid) or "NVIDIA_VGPU_" + tid))
         if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
             mig = mig_state(ctx).get(func.address)
-            if mig is not None:
+            if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"

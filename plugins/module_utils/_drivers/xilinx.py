@@ -9,7 +9,7 @@ keeps to program the card, and the user PF (``xocl``, function 1) that workloads
 reported as **one record** keyed by the user PF, with the management PF in
 ``fpga.management_address``. The loaded xclbin (the function) is the user PF's
 ``icap*/xclbinuuid``; the shell's interface/logic UUIDs are the management PF's ``interface_uuids``
-and ``logic_uuids``; the shell name is ``rom*/VBNV``.
+and ``logic_uuids``; the shell name is ``rom*/VBNV``; the board is ``board_name``.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -106,7 +106,7 @@ class XilinxFpgaDriver(Driver):
             mgmt, user = func, partner
         else:
             mgmt, user = partner, func
-        xclbin = interface = logic = shell = None
+        xclbin = interface = logic = shell = board = None
         if user is not None:
             f = _find_files(user, ("xclbinuuid",))
             if "xclbinuuid" in f:
@@ -114,7 +114,8 @@ class XilinxFpgaDriver(Driver):
                 if xclbin and xclbin.replace("0", "").replace("-", "") == "":
                     xclbin = None  # nothing loaded
         if mgmt is not None:
-            f = _find_files(mgmt, ("interface_uuids", "logic_uuids", "VBNV"))
+            f = _find_files(mgmt, ("interface_uuids", "logic_uuids", "VBNV", "board_name"))
+            board = f.get("board_name", (None, None))[1] or None
             interface = _uuids(f.get("interface_uuids", (None, None))[1])
             logic = _uuids(f.get("logic_uuids", (None, None))[1])
             shell = f.get("VBNV", (None, None))[1] or None
@@ -130,7 +131,7 @@ class XilinxFpgaDriver(Driver):
         fpga = {
             "vendor": "xilinx",
             "layout": "xrt",
-            "board": None,
+            "board": board,
             "bitstream_id": logic[0] if logic else None,
             "regions": regions,
             "ports": [],

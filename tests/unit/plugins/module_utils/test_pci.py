@@ -1,0 +1,142 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The PCI layer: one-pass scan, identity, SR-IOV links, pci.ids lookups."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _pci
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+
+PCI_IDS = """\
+# comment line
+#\tnot a device
+10de  NVIDIA Corporation
+\t1eb8  TU104GL [Tesla T4]
+\t\t10de 12a2  Tesla T4 16GB
+\t\t10de 12a3  Other T4
+\t26b5  AD102GL [L40]
+# a comment inside a vendor block
+\t26b9  AD102GL [L40S]
+10ee  Xilinx Corporation
+\t5005  Alveo U250
+8086  Intel Corporation
+\t0b2b  PAC D5005
+\t1572  Ethernet Controller X710 for 10GbE SFP+
+\t\t8086 0007  Ethernet Converged Network Adapter X710-2
+\t154c  Ethernet Virtual Function 700 Series
+C 02  Network controller
+\t00  Ethernet controller
+C 03  Display controller
+\t00  VGA compatible controller
+\t02  3D controller
+C 12  Processing accelerators
+"""
+
+
+@pytest.fixture
+def ids(tmp_path):
+    p = tmp_path / "pci.ids"
+    p.write_text(PCI_IDS)
+    return _pci.PciIds(str(p))
+
+
+def test_pci_ids_lookups(ids):
+    assert ids.vendor("10de") == "NVIDIA Corporation"
+    assert ids.device("10de", "1eb8") == "TU104GL [Tesla T4]"
+    assert ids.device("10de", "26b9") == "AD102GL [L40S]"  # after a comment in the block
+    assert ids.device("10de", "5005") is None  # belongs to another vendor
+    assert ids.device("10ee", "5005") == "Alveo U250"
+    assert ids.subsystem("10de", "1eb8", "10de", "12a2") == "Tesla T4 16GB"
+    assert ids.subsystem("10de", "1eb8", "10de", "12a3") == "Other T4"
+    assert ids.subsystem("10de", "26b5", "10de", "12a2") is None  # not a subsystem of that device
+    assert ids.subsystem("8086", "1572", "8086", "0007") == "Ethernet Converged Network Adapter X710-2"
+    assert ids.class_name("030200") == "3D controller"
+    assert ids.class_name("120000") == "Processing accelerators"  # no sub-class line: the base class
+    assert ids.class_name("ff0000") is None
+    assert ids.vendor("abcd") is None
+    assert ids.vendor(None) is None
+
+
+def test_pci_ids_missing_file(tmp_path):
+    ids = _pci.PciIds(str(tmp_path / "none"))
+    assert ids.vendor("10de") is None
+    assert "cannot read" in ids.error
+
+
+def test_pci_ids_real_file_if_present():
+    path = _pci.find_pci_ids(Sysfs("/"))
+    if path is None:
+        pytest.skip("no pci.ids on this machine")
+    ids = _pci.PciIds(path)
+    assert ids.vendor("8086") == "Intel Corporation"
+    assert ids.vendor("10de") == "NVIDIA Corporation"
+
+
+def test_find_pci_ids_prefers_root(tmp_path, host):
+    host.write("/usr/share/hwdata/pci.ids", PCI_IDS)
+    assert _pci.find_pci_ids(Sysfs(host.root)) == host.path("/usr/share/hwdata/pci.ids")
+    assert _pci.find_pci_ids(Sysfs(host.root), str(tmp_path / "nope")) is None
+
+
+@pytest.mark.parametrize("raw,expected", [
+    ("0000:3b:00.0", "0000:3b:00.0"),
+    ("3B:00.7", "0000:3b:00.7"),
+    ("00000000:3B:00.0", "0000:3b:00.0"),
+    ("0000:3b:00.8", None),
+    ("3b:00", None),
+    ("", None),
+    (None, None),
+])
+def test_normalize_address(raw, expected):
+    assert _pci.normalize_address(raw) == expected
+
+
+def test_scan_and_identity(host):
+    host.add_pci("0000:3b:00.0", "8086", "1572", "020000", revision="02", subsystem=("8086", "0007"),
+                 driver="i40e", numa_node=1, local_cpulist="20-39", iommu_group=71,
+                 link=("8.0 GT/s PCIe", 8, "8.0 GT/s PCIe", 8), sriov_totalvfs=64, sriov_vf_device="154c")
+    host.add_pci("0000:3b:02.0", "8086", "154c", "020000", driver="iavf", iommu_group=80, physfn="0000:3b:00.0")
+    host.add_pci("0000:3b:02.1", "8086", "154c", "020000", driver="vfio-pci", iommu_group=81,
+                 physfn="0000:3b:00.0", driver_override="vfio-pci")
+    host.add_pci("0000:00:00.0", "8086", "2020", "060000")  # no driver, no group, no link
+    scan = _pci.scan(Sysfs(host.root))
+    assert list(scan.functions) == ["0000:00:00.0", "0000:3b:00.0", "0000:3b:02.0", "0000:3b:02.1"]
+    pf = scan.get("0000:3b:00.0")
+    assert (pf.vendor_id, pf.device_id, pf.class_id, pf.driver, pf.iommu_group) == ("8086", "1572", "020000", "i40e", 71)
+    ident = pf.identity()
+    assert ident["subsystem_vendor_id"] == "8086" and ident["subsystem_device_id"] == "0007"
+    assert ident["revision"] == "02"
+    assert ident["numa_node"] == 1 and ident["local_cpulist"] == "20-39"
+    assert ident["link"] == {"speed": "8.0 GT/s PCIe", "width": 8, "max_speed": "8.0 GT/s PCIe", "max_width": 8}
+    assert ident["sriov"] == {"totalvfs": 64, "numvfs": 2, "vf_device_id": "154c",
+                              "vfs": ["0000:3b:02.0", "0000:3b:02.1"]}
+    vf = scan.get("0000:3b:02.1")
+    assert vf.physfn == "0000:3b:00.0"
+    assert vf.identity()["driver_override"] == "vfio-pci"
+    assert scan.vf_index(vf) == 1
+    bare = scan.get("0000:00:00.0").identity()
+    assert bare["driver"] is None and bare["iommu_group"] is None and bare["numa_node"] is None
+    assert bare["link"] is None and bare["sriov"]["totalvfs"] == 0
+    assert scan.group_members(71) == ["0000:3b:00.0"]
+    assert all(not f.warnings for f in scan.functions.values())
+
+
+def test_scan_without_uevent_reads_attributes(host):
+    d = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", subsystem=("10de", "12a2"), driver="nvidia")
+    os.unlink(host.path(d + "/uevent"))
+    f = _pci.scan(Sysfs(host.root)).get("0000:3b:00.0")
+    assert (f.vendor_id, f.device_id, f.class_id, f.driver) == ("10de", "1eb8", "030200", "nvidia")
+    assert f.identity()["subsystem_device_id"] == "12a2"
+    assert not f.warnings
+
+
+def test_scan_without_pci_bus(tmp_path):
+    scan = _pci.scan(Sysfs(str(tmp_path)))
+    assert scan.functions == {}
+    assert "does not exist" in scan.warnings[0]

@@ -212,6 +212,9 @@ def build_record(func, driver, ctx):
     rec["family"] = driver.family
     rec["handler"] = driver.name
     rec["units"] = []
+    # what the first pass read, so that even a record cut short says what the device is
+    rec.update(vendor_id=func.vendor_id, device_id=func.device_id, class_id=func.class_id, driver=func.driver,
+               iommu_group=func.iommu_group, physfn=func.physfn)
     try:
         _fill_record(rec, func, driver, ctx)
     except Exception as e:  # last resort: never a traceback for one odd device

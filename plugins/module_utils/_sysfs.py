@@ -167,6 +167,24 @@ class Sysfs(object):
         """One attribute as text (see :func:`read_attr_real`); ``(None, errno)`` when unreadable."""
         return read_attr_real(self.real(path), limit)
 
+    # -- writes -------------------------------------------------------------------------------
+    def write(self, path, value):
+        """Write one value to an attribute in a single ``write()`` call, as the kernel expects.
+
+        Raises :class:`SysfsError` carrying the kernel's errno and an operator-readable reason."""
+        data = value if isinstance(value, bytes) else ("%s" % value).encode("utf-8")
+        try:
+            fd = os.open(self.real(path), os.O_WRONLY)
+        except (IOError, OSError) as e:
+            raise SysfsError("open for write", path, e)
+        try:
+            os.write(fd, data)
+        except (IOError, OSError) as e:
+            raise SysfsError("write %r to" % data.decode("utf-8", "replace"), path, e)
+        finally:
+            os.close(fd)
+
+
 
 _open, _read, _close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
 
@@ -248,20 +266,3 @@ def errno_text(err):
         return os.strerror(err)
     except (TypeError, ValueError):
         return "error %r" % (err,)
-
-    # -- writes -------------------------------------------------------------------------------
-    def write(self, path, value):
-        """Write one value to an attribute in a single ``write()`` call, as the kernel expects.
-
-        Raises :class:`SysfsError` carrying the kernel's errno and an operator-readable reason."""
-        data = value if isinstance(value, bytes) else ("%s" % value).encode("utf-8")
-        try:
-            fd = os.open(self.real(path), os.O_WRONLY)
-        except (IOError, OSError) as e:
-            raise SysfsError("open for write", path, e)
-        try:
-            os.write(fd, data)
-        except (IOError, OSError) as e:
-            raise SysfsError("write %r to" % data.decode("utf-8", "replace"), path, e)
-        finally:
-            os.close(fd)

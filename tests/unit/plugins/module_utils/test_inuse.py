@@ -1,0 +1,90 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""In-use evidence: libvirt status XML and processes holding VFIO files."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+
+UUID = "4b20d080-1b54-4048-85b3-a6a62d165c01"
+
+
+def test_parse_domain_xml_every_kind():
+    xml = b"""<domstatus state='paused' pid='77'><domain type='kvm'><name>vm1</name><devices>
+      <hostdev mode='subsystem' type='pci'><source><address domain='0x0000' bus='0x3b' slot='0x00'
+        function='0x1'/></source></hostdev>
+      <hostdev mode='subsystem' type='mdev' model='vfio-pci'><source><address uuid='%s'/></source></hostdev>
+      <interface type='hostdev'><source><address type='pci' domain='0' bus='216' slot='2' function='1'/></source></interface>
+      <interface type='bridge'><source bridge='br0'/></interface>
+      <hostdev mode='subsystem' type='usb'><source><vendor id='0x1'/></source></hostdev>
+    </devices></domain></domstatus>""" % UUID.upper().encode()
+    name, state, pid, pci, mdev = _inuse.parse_domain_xml(xml)
+    assert (name, state, pid) == ("vm1", "paused", 77)
+    assert pci == ["0000:3b:00.1", "0000:d8:02.1"]
+    assert mdev == [UUID]
+
+
+def test_parse_plain_domain_xml():
+    name, state, pid, pci, mdev = _inuse.parse_domain_xml(b"<domain><name>x</name></domain>")
+    assert (name, state, pid, pci, mdev) == ("x", None, None, [], [])
+
+
+@pytest.mark.parametrize("data", [b"<domain", b"<other/>", b"", b"<domstatus/>"])
+def test_parse_bad_xml_raises_value_error(data):
+    with pytest.raises(ValueError):
+        _inuse.parse_domain_xml(data)
+
+
+def test_collect_domains_and_bad_files(host):
+    host.add_domain("good", hostdevs=["0000:3b:00.0"])
+    host.write("/run/libvirt/qemu/good.pid", "31337\n")
+    host.write("/run/libvirt/qemu/broken.xml", "<domstatus><domain>")
+    host.write("/run/libvirt/qemu/notes.txt", "ignored")
+    inuse = _inuse.collect(Sysfs(host.root))
+    assert inuse.by_address["0000:3b:00.0"] == [{"kind": "domain", "name": "good", "pid": 31337,
+                                                 "evidence": "/run/libvirt/qemu/good.xml"}]
+    assert len(inuse.warnings) == 1 and "broken.xml" in inuse.warnings[0]
+    assert [d["name"] for d in inuse.domains] == ["good"]
+
+
+def test_processes_holding_vfio_groups_and_cdevs(host):
+    host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="vfio-pci", iommu_group=42)
+    host.add_pci("0000:3b:00.1", "10de", "10f8", "040300", driver="vfio-pci", iommu_group=42)  # same group
+    host.add_pci("0000:5e:00.0", "10de", "1eb8", "030200", driver="vfio-pci", iommu_group=43)
+    host.write(host.dev("0000:5e:00.0") + "/vfio-dev/vfio7/dev", "511:7\n")
+    host.write("/dev/vfio/42", "")
+    host.write("/dev/vfio/devices/vfio7", "")
+    host.add_process(1234, "qemu-system-x86", {0: "/dev/null", 17: "/dev/vfio/vfio", 18: "/dev/vfio/42"})
+    host.add_process(999, "dpdk-testpmd", {5: "/dev/vfio/devices/vfio7"})
+    host.mkdir("/proc/2/fd")  # a process without fds of interest
+    res = discover(Sysfs(host.root), include_all=True, nvidia_smi="never")
+    recs = dict((r["address"], r) for r in res["accelerators"])
+    assert res["host"]["processes_scanned"] is True
+    for addr in ("0000:3b:00.0", "0000:3b:00.1"):  # a held group holds every member
+        ev = recs[addr]["units"][0]["in_use_by"]
+        assert ev == [{"kind": "process", "name": "qemu-system-x86", "pid": 1234,
+                       "evidence": "/proc/1234/fd/18 -> /dev/vfio/42"}]
+        assert recs[addr]["iommu_group_members"] == ["0000:3b:00.0", "0000:3b:00.1"]
+    ev = recs["0000:5e:00.0"]["units"][0]["in_use_by"]
+    assert ev[0]["pid"] == 999 and ev[0]["evidence"].endswith("/dev/vfio/devices/vfio7")
+
+
+def test_no_vfio_nodes_no_process_scan(host):
+    host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="nvidia")
+    host.add_process(1, "init", {3: "/dev/vfio/5"})
+    res = discover(Sysfs(host.root), nvidia_smi="never")
+    assert res["host"]["processes_scanned"] is False
+
+
+def test_in_use_off(host):
+    host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="vfio-pci", iommu_group=4)
+    host.add_domain("vm", hostdevs=["0000:3b:00.0"])
+    res = discover(Sysfs(host.root), in_use=False, nvidia_smi="never")
+    assert res["accelerators"][0]["units"][0]["in_use"] is False
+    assert res["host"]["domains"] == []

@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 
@@ -163,8 +164,10 @@ class PlacementService(object):
         """Requests the server logged since ``mark`` (``log_mark()``), as "METHOD PATH STATUS" lines."""
         if not self.access_log:
             raise RuntimeError("this Placement has no access log to count requests with")
+        # the server logs a request after it has sent the response: give it a moment to do so
+        time.sleep(0.3)
         with open(self.access_log) as f:
-            return [line.strip() for line in f.readlines()[mark:]]
+            return [line.strip().replace(" HTTP/1.1", "") for line in f.readlines()[mark:]]
 
     # -- independent read-back -----------------------------------------------------------------------
     def cli_json(self, *args):

@@ -160,7 +160,7 @@ class Placement(object):
         cmd = [venv_bin("gunicorn"), "--bind", "127.0.0.1:%d" % port, "--workers", "1",
                "--worker-class", "gthread", "--threads", "1", "--no-control-socket", "--timeout", "120",
                "--access-logfile", os.path.join(d, "access.log"),
-               "--access-logformat", '%(m)s %(U)s%(q)s %(s)s',
+               "--access-logformat", '%(r)s %(s)s',
                "--error-logfile", log, "--chdir", d, "placement.wsgi.api:application"]
         with open(log, "ab") as out:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,

@@ -1,0 +1,390 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: placement_provider_tree
+short_description: Report accelerators to OpenStack Placement as child resource providers
+version_added: 0.1.0
+description:
+  - Converges Placement to the accelerators that discovery (M(accelops.lifecycle.accelerator_info)) found on one
+    host or on many hosts in one call.
+  - Finds each host's compute node provider (the root) by name, trying the host name, its short name and any
+    FQDN with the same short name; a clear error names what was tried when none exists.
+  - Creates or updates one child provider per assignable unit or pool, named C(<host>_<address>) with the uuid
+    C(uuid3(NAMESPACE_DNS, name)) as Cyborg does, so device profiles written for Cyborg match.
+  - Sets inventories (FPGA, PGPU, VGPU, SRIOV_NET_VF, CUSTOM_QAT, CUSTOM_PCI_<VID>_<PID>) and traits (owner,
+    family, vendor, product, programming model, NUMA node, FPGA region, loaded function), creating the custom
+    traits and resource classes they need.
+  - A single-program card with no function loaded gets a provider without inventory (it cannot be scheduled);
+    once programmed, its inventory and function trait appear together. Each dynamic FPGA region is schedulable
+    on its own and carries its own function trait.
+  - Providers this module creates carry C(CUSTOM_OWNER_ACCELOPS). Providers it does not own are never
+    rewritten or removed; on providers owned by Cyborg or Nova (C(OWNER_CYBORG), C(OWNER_NOVA)) it can add and
+    remove the function traits only (O(foreign_providers=function_traits)).
+  - Providers it owns that the host no longer has are deleted, but only when they carry no allocations
+    (otherwise they are kept, with a warning).
+  - Writes carry the provider generation; a concurrent writer (HTTP 409 C(placement.concurrent_update)) makes
+    it re-read and re-apply only its own change, so the other writer's traits survive.
+  - See C(docs/placement.md) in the collection for the model and the request budget.
+extends_documentation_fragment:
+  - accelops.lifecycle._openstack
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads Placement and reports the plan; sends no request that writes.
+  diff_mode:
+    support: full
+    details: Before and after (traits and inventories) of every provider created, updated or pruned.
+  platform:
+    platforms: all
+    details: Runs on the controller (or wherever C(delegate_to) points); needs openstacksdk.
+options:
+  discovery:
+    description:
+      - One host's discovery result (what M(accelops.lifecycle.accelerator_info) returns, or its C(accelerators)
+        list). Use O(hosts) instead for several hosts.
+    type: raw
+  host:
+    description:
+      - The host that O(discovery) describes, as the compute node provider is named. Defaults to the host name
+        inside O(discovery) (C(host.hostname)).
+    type: str
+  root_provider:
+    description:
+      - Name or uuid of the compute node provider of O(host), when it is not named after the host.
+    type: str
+  name_prefix:
+    description:
+      - What child provider names start with (C(<name_prefix>_<address>)). Defaults to the host name. Set it to
+        what Cyborg uses on that host (its C(socket.gethostname())) when Cyborg profiles must match.
+    type: str
+  hosts:
+    description:
+      - Several hosts in one call (fleets). Each item has C(discovery) and optionally C(host), C(root_provider)
+        and C(name_prefix), with the meanings of the options of the same names.
+    type: list
+    elements: dict
+  function_names:
+    description:
+      - Friendly names for loaded functions, keyed by function id (AFU or xclbin uuid, vGPU type) or name. A named
+        function also gets the trait C(CUSTOM_FUNCTION_<NAME>).
+    type: dict
+    default: {}
+  overrides:
+    description:
+      - Per PCI address (or unit address) settings that replace the defaults. Keys of each value are
+        C(resource_class), C(reserved), C(min_unit), C(max_unit), C(step_size), C(allocation_ratio) and
+        C(traits) (a list added to the unit's traits).
+    type: dict
+    default: {}
+  extra_traits:
+    description:
+      - Traits added to every provider this module owns.
+    type: list
+    elements: str
+    default: []
+  drain:
+    description:
+      - Addresses or provider names (or C(all)) whose inventory gets C(reserved = total), so the scheduler stops
+        placing work there while allocations drain (before reprogramming). Run again without them to restore.
+    type: list
+    elements: str
+    default: []
+  prune:
+    description:
+      - Delete owned providers of the listed hosts that discovery no longer reports (never when allocated).
+    type: bool
+    default: true
+  adopt:
+    description:
+      - Manage an existing provider with this module's name that carries no owner trait (for example one
+        created by hand). Providers owned by Cyborg or Nova are never adopted.
+    type: bool
+    default: false
+  foreign_providers:
+    description:
+      - What to do with a unit whose provider Cyborg or Nova owns.
+      - C(skip) leaves it alone; C(function_traits) adds the loaded function's traits and removes stale
+        function traits (C(CUSTOM_FUNCTION_*), C(CUSTOM_FPGA_FUNCTION_ID_*)), nothing else.
+    type: str
+    choices: [skip, function_traits]
+    default: skip
+  conflict_retries:
+    description:
+      - How many times a write that lost a generation race is re-read and retried.
+    type: int
+    default: 5
+  generation_cache:
+    description:
+      - File where the controller remembers each provider's traits and inventories with its generation, so a
+        rerun that changes nothing reads only the provider list (one request). Defaults to a file per endpoint
+        under C($XDG_CACHE_HOME/accelops.lifecycle) (C(~/.cache)).
+      - An entry is used only while the provider's generation, name, parent and root are unchanged, which
+        Placement guarantees means unchanged content.
+    type: path
+  use_generation_cache:
+    description:
+      - Set to V(false) to read every provider's traits and inventories each run.
+    type: bool
+    default: true
+notes:
+  - Needs Placement microversion 1.26 or later (the module sends 1.39).
+  - Child providers are direct children of the compute node provider, as Cyborg creates them.
+seealso:
+  - module: accelops.lifecycle.placement_provider_info
+  - module: accelops.lifecycle.accelerator_info
+author:
+  - accelops.lifecycle contributors
+'''
+
+EXAMPLES = r'''
+- name: Discover the accelerators of each compute host
+  accelops.lifecycle.accelerator_info:
+  register: found
+
+- name: Report them to Placement (one call for the whole fleet, from the controller)
+  accelops.lifecycle.placement_provider_tree:
+    cloud: mycloud
+    hosts: "{{ ansible_play_hosts | map('extract', hostvars, 'found')
+               | map('community.general.dict_kv', 'discovery') | list }}"
+    function_names:
+      "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2": gzip
+  run_once: true
+  delegate_to: localhost
+
+- name: Drain one card before reprogramming it
+  accelops.lifecycle.placement_provider_tree:
+    cloud: mycloud
+    discovery: "{{ found }}"
+    drain: ["0000:3b:00.0"]
+  delegate_to: localhost
+
+- name: Only set the function trait on providers Cyborg owns
+  accelops.lifecycle.placement_provider_tree:
+    cloud: mycloud
+    discovery: "{{ found }}"
+    host: compute1.example.org
+    foreign_providers: function_traits
+  delegate_to: localhost
+'''
+
+RETURN = r'''
+providers:
+  description: Every provider the run looked at, with what it did and the state after the run.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Provider name, C(<host>_<address>).
+      type: str
+    uuid:
+      description: Provider uuid.
+      type: str
+    host:
+      description: The host it belongs to.
+      type: str
+    address:
+      description: The PCI (or unit) address it stands for; null for a pruned provider.
+      type: str
+    root_provider_uuid:
+      description: The compute node provider.
+      type: str
+    action:
+      description: created, updated, unchanged, pruned, kept (gone from the host but allocated) or foreign (owned
+        by someone else, left alone). In check mode, what the real run would do.
+      type: str
+    owner:
+      description: accelops, cyborg, nova or null.
+      type: str
+    resource_class:
+      description: The resource class of its inventory, null when it has none.
+      type: str
+    traits:
+      description: Its traits after the run.
+      type: list
+      elements: str
+    inventories:
+      description: Its inventories after the run, by resource class.
+      type: dict
+    note:
+      description: Why a provider has no inventory, when it has none.
+      type: str
+  sample:
+    - name: compute1_0000:3b:00.0
+      uuid: 6a4c2e8d-0a53-3b1c-9c55-1b0f3c7c9d11
+      host: compute1
+      address: "0000:3b:00.0"
+      root_provider_uuid: 4e8e5957-649f-477b-9e5b-f1f75b21c03c
+      action: created
+      owner: accelops
+      resource_class: FPGA
+      traits: [CUSTOM_ACCELERATOR_FPGA, CUSTOM_FPGA_FUNCTION_ID_INTEL_D8424DC4A4A1C3D432134B09C1D7F2A2,
+               CUSTOM_FPGA_INTEL, CUSTOM_OWNER_ACCELOPS]
+      inventories: {FPGA: {total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1.0}}
+      note: null
+summary:
+  description: How many providers got each action.
+  returned: always
+  type: dict
+  sample: {created: 16, updated: 0, unchanged: 0, pruned: 0, kept: 0, foreign: 0}
+requests:
+  description: HTTP requests this run sent to Placement (C(total), C(writes)) and generation conflicts it
+    resolved (C(conflicts_resolved)).
+  returned: always
+  type: dict
+  sample: {total: 50, writes: 49, conflicts_resolved: 0}
+'''
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+
+_OVERRIDE_KEYS = ("resource_class", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio", "traits")
+
+
+class PlacementProviderTreeModule(OpenStackModule):
+    argument_spec = dict(
+        discovery=dict(type="raw"),
+        host=dict(type="str"),
+        root_provider=dict(type="str"),
+        name_prefix=dict(type="str"),
+        hosts=dict(type="list", elements="dict"),
+        function_names=dict(type="dict", default={}),
+        overrides=dict(type="dict", default={}),
+        extra_traits=dict(type="list", elements="str", default=[]),
+        drain=dict(type="list", elements="str", default=[]),
+        prune=dict(type="bool", default=True),
+        adopt=dict(type="bool", default=False),
+        foreign_providers=dict(type="str", choices=["skip", "function_traits"], default="skip"),
+        conflict_retries=dict(type="int", default=5),
+        generation_cache=dict(type="path"),
+        use_generation_cache=dict(type="bool", default=True),
+    )
+    module_kwargs = dict(
+        supports_check_mode=True,
+        mutually_exclusive=[("hosts", "discovery"), ("hosts", "host"), ("hosts", "root_provider"),
+                            ("hosts", "name_prefix")],
+        required_one_of=[("hosts", "discovery")],
+    )
+
+    def _validate(self):
+        p = self.params
+        overrides = {}
+        for addr, ov in (p["overrides"] or {}).items():
+            if not isinstance(ov, dict):
+                raise P.PlacementInputError("overrides[%s]: expected a dict with any of %s" % (addr, ", ".join(_OVERRIDE_KEYS)))
+            bad = sorted(set(ov) - set(_OVERRIDE_KEYS))
+            if bad:
+                raise P.PlacementInputError("overrides[%s]: unknown key(s) %s; accepted: %s"
+                                            % (addr, ", ".join(bad), ", ".join(_OVERRIDE_KEYS)))
+            ov = dict(ov)
+            if ov.get("resource_class") is not None:
+                P.check_resource_class(ov["resource_class"], "overrides[%s].resource_class" % addr)
+            for k in ("reserved", "min_unit", "max_unit", "step_size"):
+                if k in ov:
+                    try:
+                        ov[k] = int(ov[k])
+                    except (TypeError, ValueError):
+                        raise P.PlacementInputError("overrides[%s].%s: expected an integer, got %r" % (addr, k, ov[k]))
+                    if ov[k] < (0 if k == "reserved" else 1):
+                        raise P.PlacementInputError("overrides[%s].%s: must be at least %d"
+                                                    % (addr, k, 0 if k == "reserved" else 1))
+            if "allocation_ratio" in ov:
+                try:
+                    ov["allocation_ratio"] = float(ov["allocation_ratio"])
+                except (TypeError, ValueError):
+                    raise P.PlacementInputError("overrides[%s].allocation_ratio: expected a number, got %r"
+                                                % (addr, ov["allocation_ratio"]))
+                if ov["allocation_ratio"] <= 0:
+                    raise P.PlacementInputError("overrides[%s].allocation_ratio: must be more than 0" % addr)
+            traits = ov.get("traits") or []
+            if not isinstance(traits, list):
+                raise P.PlacementInputError("overrides[%s].traits: expected a list of trait names" % addr)
+            for t in traits:
+                P.check_trait(t, "overrides[%s].traits" % addr)
+            overrides[addr] = ov
+        for t in p["extra_traits"]:
+            P.check_trait(t, "extra_traits")
+        if p["conflict_retries"] < 0:
+            raise P.PlacementInputError("conflict_retries: must be 0 or more")
+        names = {}
+        for fid, name in (p["function_names"] or {}).items():
+            try:
+                P._naming.function_trait(name)
+            except (ValueError, TypeError):
+                raise P.PlacementInputError("function_names[%s]: %r gives no usable trait name (need letters or digits)"
+                                            % (fid, name))
+            names[str(fid)] = str(name)
+        if p["hosts"] is not None:
+            items = []
+            for i, h in enumerate(p["hosts"]):
+                bad = sorted(set(h) - {"discovery", "host", "root_provider", "name_prefix"})
+                if bad:
+                    raise P.PlacementInputError("hosts[%d]: unknown key(s) %s; accepted: discovery, host, "
+                                                "root_provider, name_prefix" % (i, ", ".join(bad)))
+                if h.get("discovery") is None:
+                    raise P.PlacementInputError("hosts[%d].discovery: required (an accelerator_info result)" % i)
+                items.append((h, "hosts[%d]" % i))
+        else:
+            items = [({"discovery": p["discovery"], "host": p["host"], "root_provider": p["root_provider"],
+                       "name_prefix": p["name_prefix"]}, "discovery")]
+        hosts = []
+        seen = set()
+        for h, opt in items:
+            host = h.get("host") or P.discovery_hostname(h["discovery"])
+            if not host:
+                raise P.PlacementInputError("%s: the discovery result names no host (host.hostname): set host" % opt)
+            if host in seen:
+                raise P.PlacementInputError("%s: host %r is listed twice" % (opt, host))
+            seen.add(host)
+            provs = P.desired_providers(host, h["discovery"], option=opt + (".discovery" if opt != "discovery" else ""),
+                                        prefix=h.get("name_prefix"), function_names=names, overrides=overrides,
+                                        drain=p["drain"], extra_traits=p["extra_traits"])
+            hosts.append({"host": host, "root_provider": h.get("root_provider"), "providers": provs})
+        return hosts, {"function_names": names, "extra_traits": p["extra_traits"], "prune": p["prune"],
+                       "adopt": p["adopt"], "foreign_providers": p["foreign_providers"],
+                       "conflict_retries": p["conflict_retries"]}
+
+    def run(self):
+        try:
+            hosts, options = self._validate()
+        except P.PlacementInputError as e:
+            self.ansible.fail_json(msg=str(e))
+        adapter = self.conn.placement
+        endpoint = None
+        try:
+            endpoint = adapter.get_endpoint()
+        except Exception:  # pylint: disable=broad-except
+            endpoint = None
+        cache_path = None
+        if self.params["use_generation_cache"]:
+            cache_path = self.params["generation_cache"] or P.default_cache_path(endpoint or "")
+        try:
+            result = P.converge(adapter, hosts, options, check_mode=self.ansible.check_mode, cache_path=cache_path,
+                                endpoint=endpoint)
+        except P.PlacementInputError as e:
+            self.ansible.fail_json(msg=str(e))
+        except P.PlacementHTTPError as e:
+            self.ansible.fail_json(msg=str(e))
+        for w in result.pop("warnings"):
+            self.ansible.warn(w)
+        diff = result.pop("diff")
+        if self.ansible._diff:
+            result["diff"] = diff
+        self.ansible.exit_json(**result)
+
+
+def main():
+    PlacementProviderTreeModule()()
+
+
+if __name__ == "__main__":
+    main()

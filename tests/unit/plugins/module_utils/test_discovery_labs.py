@@ -1,0 +1,245 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Discovery against every simulated lab host: each fact asserted against the lab description.
+
+Each lab is rendered as a plain tree; SR-IOV PFs get a few VFs enabled, one vGPU VF gets a type, and units are
+marked in use by a domain and by a process, so that VFs, vGPU types and in-use evidence are exercised too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
+
+LABS = [n for n in accelsim.lab_names()]
+QAT_IDS = {0x0435, 0x0443, 0x37c8, 0x37c9, 0x19e2, 0x19e3, 0x4940, 0x4941, 0x4942, 0x4943, 0x4944, 0x4945}
+
+
+def _family(f):
+    if f.get("gpu") or f.get("vgpu") or (f["vendor"] == 0x10DE and f["class"] >> 16 == 3):
+        return "gpu"
+    if f.get("fpga") or f.get("alveo"):
+        return "fpga"
+    if f["vendor"] == 0x8086 and f["device"] in QAT_IDS:
+        return "qat"
+    if f["class"] >> 16 == 2 and f.get("sriov"):
+        return "nic"
+    return "pci"
+
+
+@pytest.fixture(scope="module", params=LABS)
+def lab_run(request, tmp_path_factory):
+    name = request.param
+    lab = accelsim.load_lab(name)
+    dest = str(tmp_path_factory.mktemp("lab") / name)
+    sim = accelsim.render_tree(name, dest)
+    enabled = {}
+    vgpu_set = None
+    with sim.transaction() as h:
+        for f in lab["functions"]:
+            s = f.get("sriov")
+            if s and h.driver_of(f["bdf"]):
+                h.set_numvfs(f["bdf"], str(min(4, s["totalvfs"])))
+                enabled[f["bdf"]] = h.vfs(f["bdf"])
+        for f in lab["functions"]:
+            if f.get("vgpu") and enabled.get(f["bdf"]):
+                vf = enabled[f["bdf"]][0]
+                # the smallest type: in single-type mode the other VFs then still offer it (a type no VF
+                # offers any more cannot be named from sysfs; see docs/discovery.md)
+                h.set_vgpu_type(vf, str(f["vgpu"]["types"][0]["id"]))
+                vgpu_set = (vf, f["vgpu"]["types"][0])
+                break
+    marked = {}
+    for pf, vfs in sorted(enabled.items()):
+        if vfs:
+            marked[vfs[-1]] = ("domain", sim.mark_in_use(vfs[-1], by="domain", name="dom-" + vfs[-1][-4:]))
+            break
+    for f in lab["functions"]:
+        if f.get("fpga") or f.get("alveo"):
+            marked[f["bdf"]] = ("process", sim.mark_in_use(f["bdf"], by="process", name="qemu-kvm"))
+            break
+    with sim.transaction() as h:
+        groups = dict((b, h.dyn(b)["iommu_group"]) for b in h.bdfs())
+    result = discover(Sysfs(dest), include_all=True)
+    return {"lab": lab, "result": result, "enabled": enabled, "vgpu_set": vgpu_set, "marked": marked,
+            "groups": groups}
+
+
+def _recs(run):
+    return dict((r["address"], r) for r in run["result"]["accelerators"])
+
+
+def test_no_warnings(lab_run):
+    res = lab_run["result"]
+    assert res["warnings"] == []
+    assert dict((r["address"], r["warnings"]) for r in res["accelerators"] if r["warnings"]) == {}
+
+
+def test_every_function_is_reported_once(lab_run):
+    recs = _recs(lab_run)
+    expected = set(f["bdf"] for f in lab_run["lab"]["functions"])
+    for vfs in lab_run["enabled"].values():
+        expected.update(vfs)
+    mgmt = set(f["bdf"] for f in lab_run["lab"]["functions"] if (f.get("alveo") or {}).get("role") == "mgmt")
+    assert set(recs) == expected - mgmt
+    assert lab_run["result"]["host"]["pci_functions"] == len(expected)
+
+
+def test_pci_identity(lab_run):
+    recs = _recs(lab_run)
+    for f in lab_run["lab"]["functions"]:
+        if (f.get("alveo") or {}).get("role") == "mgmt":
+            continue
+        r = recs[f["bdf"]]
+        assert r["vendor_id"] == "%04x" % f["vendor"], f["bdf"]
+        assert r["device_id"] == "%04x" % f["device"], f["bdf"]
+        assert r["subsystem_vendor_id"] == "%04x" % f["subsystem_vendor"], f["bdf"]
+        assert r["subsystem_device_id"] == "%04x" % f["subsystem_device"], f["bdf"]
+        assert r["class_id"] == "%06x" % f["class"], f["bdf"]
+        assert r["revision"] == "%02x" % f["revision"], f["bdf"]
+        assert r["driver"] == f.get("driver"), f["bdf"]
+        assert r["driver_override"] is None
+        assert r["numa_node"] == (f["numa_node"] if f["numa_node"] >= 0 else None), f["bdf"]
+        assert r["local_cpulist"] == f["local_cpulist"], f["bdf"]
+        assert r["iommu_group"] == f["iommu_group"], f["bdf"]
+        assert f["bdf"] in r["iommu_group_members"]
+        if f.get("link"):
+            assert r["link"] == {"speed": f["link"]["speed"], "width": f["link"]["width"],
+                                 "max_speed": f["link"]["max_speed"], "max_width": f["link"]["max_width"]}
+        else:
+            assert r["link"] is None
+        assert r["vendor_name"], f["bdf"]  # every lab vendor is in pci.ids
+        assert r["family"] == _family(f), f["bdf"]
+        assert r["physfn"] is None
+
+
+def test_sriov_pf_and_vfs(lab_run):
+    recs = _recs(lab_run)
+    for f in lab_run["lab"]["functions"]:
+        s = f.get("sriov")
+        if not s:
+            continue
+        r = recs.get(f["bdf"])
+        vfs = lab_run["enabled"].get(f["bdf"], [])
+        assert r["sriov"]["totalvfs"] == s["totalvfs"]
+        assert r["sriov"]["vf_device_id"] == "%04x" % s["vf_device"]
+        assert r["sriov"]["numvfs"] == len(vfs)
+        assert r["sriov"]["vfs"] == vfs
+        for i, vf in enumerate(vfs):
+            v = recs[vf]
+            assert v["physfn"] == f["bdf"] and v["vf_index"] == i
+            assert v["device_id"] == "%04x" % s["vf_device"]
+            assert v["driver"] == s["vf_driver"]
+            assert v["family"] == r["family"]
+            assert v["units"][0]["kind"] == "vf" and v["units"][0]["id"] == vf
+            assert v["iommu_group"] == lab_run["groups"][vf]
+
+
+def test_gpu_facts(lab_run):
+    recs = _recs(lab_run)
+    lab = lab_run["lab"]
+    for f in lab["functions"]:
+        r = recs.get(f["bdf"])
+        if f.get("mdev"):
+            types = r["gpu"]["mdev_types"]
+            assert [(t["id"], t["name"], t["max_instances"], t["description"]) for t in types] == \
+                [(t["id"], t["name"], t["max_instances"], t["description"]) for t in f["mdev"]["types"]]
+            assert r["programming_model"] == "single"
+            mine = [m for m in lab["mdevs"] if m["parent"] == f["bdf"]]
+            assert [(m["uuid"], m["type"]) for m in r["gpu"]["mdevs"]] == [(m["uuid"], m["type"]) for m in mine]
+            units = [u for u in r["units"] if u["kind"] == "mdev"]
+            assert [u["id"] for u in units] == [m["uuid"] for m in mine]
+            if mine:
+                name = dict((t["id"], t["name"]) for t in f["mdev"]["types"])[mine[0]["type"]]
+                assert r["function"]["id"] == mine[0]["type"] and r["function"]["name"] == name
+        if f.get("vgpu") and lab_run["enabled"].get(f["bdf"]):
+            names = dict((str(t["id"]), t["name"]) for t in f["vgpu"]["types"])
+            vf, t = lab_run["vgpu_set"]
+            seen = dict((x["id"], x["name"]) for x in r["gpu"]["vgpu_types"])
+            assert str(t["id"]) in seen
+            assert all(names[k] == v for k, v in seen.items())
+            assert [v["address"] for v in r["gpu"]["vgpu_vfs"]] == lab_run["enabled"][f["bdf"]]
+            v = recs[vf]
+            assert v["gpu"]["vgpu"]["current_type"] == {"id": str(t["id"]), "name": t["name"]}
+            assert v["function"]["name"] == t["name"] and v["units"][0]["type"] == str(t["id"])
+            assert r["function"]["name"] == t["name"]
+        if f.get("gpu") or f.get("vgpu"):
+            assert r["gpu"]["mig"] is None  # the lab GPUs are not MIG capable
+
+
+def test_fpga_facts(lab_run):
+    recs = _recs(lab_run)
+    for f in lab_run["lab"]["functions"]:
+        g = f.get("fpga")
+        if g:
+            r = recs[f["bdf"]]
+            assert r["handler"] == "intel_fpga" and r["programming_model"] == "dynamic"
+            assert r["fpga"]["layout"] == g["layout"]
+            assert [x["interface_id"] for x in r["fpga"]["regions"]] == [g["interface_id"]]
+            assert [x["afu_id"] for x in r["fpga"]["ports"]] == [g["afu_id"]]
+            assert r["fpga"]["bitstream_id"] == g["bitstream_id"]
+            assert r["healthy"] is True and r["fpga"]["healthy"] is True
+            assert r["function"]["id"] == g["afu_id"]
+        a = f.get("alveo")
+        if a and a["role"] == "mgmt":
+            user = [x for x in lab_run["lab"]["functions"] if (x.get("alveo") or {}).get("mgmt") == f["bdf"]][0]
+            r = recs[user["bdf"]]
+            assert r["handler"] == "xilinx" and r["fpga"]["layout"] == "xrt"
+            assert r["fpga"]["management_address"] == f["bdf"] and r["fpga"]["user_address"] == user["bdf"]
+            assert [x["interface_id"] for x in r["fpga"]["regions"]] == [a["interface_uuid"].replace("-", "")]
+            assert r["fpga"]["bitstream_id"] == a["logic_uuid"].replace("-", "")
+            assert r["fpga"]["board"] == a.get("board")
+            assert r["programming_model"] == "single" and r["healthy"] is True
+
+
+def test_nic_facts(lab_run):
+    recs = _recs(lab_run)
+    for f in lab_run["lab"]["functions"]:
+        if f.get("net") and f.get("sriov"):
+            r = recs[f["bdf"]]
+            assert [(i["name"], i["mac"]) for i in r["nic"]["interfaces"]] == [(n["name"], n["mac"]) for n in f["net"]]
+            for i, vf in enumerate(lab_run["enabled"].get(f["bdf"], [])):
+                ifs = recs[vf]["nic"]["interfaces"]
+                assert [x["name"] for x in ifs] == ["%sv%d" % (f["net"][0]["name"], i)]
+                assert ifs[0]["mac"]
+
+
+def test_qat_facts(lab_run):
+    recs = _recs(lab_run)
+    for f in lab_run["lab"]["functions"]:
+        if _family(f) == "qat":
+            r = recs[f["bdf"]]
+            assert r["handler"] == "qat" and r["qat"]["product"] == "c62x"
+            assert r["programming_model"] == "fixed"
+
+
+def test_in_use(lab_run):
+    recs = _recs(lab_run)
+    lab = lab_run["lab"]
+    busy = set()
+    for unit, (kind, name) in lab_run["marked"].items():
+        r = recs.get(unit)
+        if r is None:  # an Alveo management PF is reported in its user PF's record
+            continue
+        u = r["units"][0]
+        assert u["in_use"], unit
+        ev = u["in_use_by"][0]
+        assert ev["kind"] == kind
+        if kind == "domain":
+            assert ev["name"] == name and ev["evidence"] == "/run/libvirt/qemu/%s.xml" % name
+        else:
+            assert ev["pid"] == int(name) and ev["evidence"].endswith("-> /dev/vfio/%d" % lab_run["groups"][unit])
+        busy.add(unit)
+    for d in lab.get("domains") or []:
+        pass
+    running = set(m["uuid"] for m in lab.get("mdevs") or [])
+    for r in recs.values():
+        for u in r["units"]:
+            if u["id"] not in busy and u["id"] not in running:
+                assert not u["in_use"], (u["id"], u["in_use_by"])

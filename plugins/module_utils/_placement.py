@@ -808,3 +808,39 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
         "summary": dict((k, sum(1 for p in providers if p["action"] == k))
                         for k in ("created", "updated", "unchanged", "pruned", "kept", "foreign")),
     }
+
+
+# -- the info side -----------------------------------------------------------------------------------------
+def read_providers(adapter, hosts=None, root_provider=None, owned_only=False, include_allocations=True):
+    """Providers with traits, inventories, usages (and allocations): of the trees of ``hosts`` or
+    ``root_provider``, or every provider this collection owns when neither is given."""
+    client = Client(adapter, read_only=True)
+    if hosts or root_provider:
+        listed = client.get("/resource_providers")["resource_providers"]
+        chosen = []
+        for h in (hosts or [None]):
+            root, err = find_root(listed, h, root_provider if h is None else None)
+            if root is None:
+                raise PlacementInputError(("hosts: " if h is not None else "") + err)
+            chosen.extend((h, p) for p in listed if p.get("root_provider_uuid") == root["uuid"])
+    else:
+        owned_only = True
+        listed = client.get("/resource_providers?required=" + OWNER_TRAIT)["resource_providers"]
+        chosen = [(None, p) for p in listed]
+    out = []
+    for host, p in chosen:
+        u = p["uuid"]
+        traits = sorted(client.get("/resource_providers/%s/traits" % u)["traits"])
+        if owned_only and OWNER_TRAIT not in traits:
+            continue
+        invs = client.get("/resource_providers/%s/inventories" % u)["inventories"]
+        usages = client.get("/resource_providers/%s/usages" % u)["usages"]
+        allocs = client.get("/resource_providers/%s/allocations" % u)["allocations"] if include_allocations else {}
+        out.append({
+            "name": p["name"], "uuid": u, "generation": p["generation"],
+            "parent_provider_uuid": p.get("parent_provider_uuid"), "root_provider_uuid": p.get("root_provider_uuid"),
+            "host": host, "owner": owner_of(traits), "traits": traits, "inventories": invs, "usages": usages,
+            "allocations": allocs, "in_use": any(v > 0 for v in usages.values()),
+            "drained": bool(invs) and all(i["reserved"] >= i["total"] for i in invs.values()),
+        })
+    return {"providers": out, "requests": client.requests}

@@ -339,6 +339,7 @@ class PlacementProviderTreeModule(OpenStackModule):
         hosts = []
         seen = set()
         for h, opt in items:
+            P._records(h["discovery"], opt + (".discovery" if opt != "discovery" else ""))
             host = h.get("host") or P.discovery_hostname(h["discovery"])
             if not host:
                 raise P.PlacementInputError("%s: the discovery result names no host (host.hostname): set host" % opt)

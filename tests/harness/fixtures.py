@@ -155,6 +155,7 @@ class PlacementService(object):
 
     # -- request counting (the server's access log) ---------------------------------------------------
     def log_mark(self):
+        time.sleep(0.3)  # let the server log the requests sent so far
         if not self.access_log or not os.path.exists(self.access_log):
             return 0
         with open(self.access_log) as f:

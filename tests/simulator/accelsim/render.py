@@ -1,7 +1,9 @@
 """Write a lab host to disk as a plain directory tree (no root needed)."""
 
+import json
 import os
 import shutil
+import zlib
 
 from .kernel import Host
 from .model import load_lab
@@ -9,27 +11,52 @@ from .store import STATE_LINK, StateStore
 from .tree import build
 
 TOP_LEVEL = ("sys", "proc", "dev", "run", "usr")
+MANIFEST = "rendered.json"
 
 
 def write_tree(host, dest, state_dir=None):
-    """(Re)write everything the tree shows for ``host`` under ``dest``."""
+    """(Re)write everything the tree shows for ``host`` under ``dest``. When the state directory holds
+    the manifest of the previous rendering, only the differences are applied."""
     tree = build(host)
     os.makedirs(dest, exist_ok=True)
-    for top in TOP_LEVEL:
-        path = os.path.join(dest, top)
-        if os.path.lexists(path):
-            _make_writable(path)
-            shutil.rmtree(path)
-    for path in sorted(tree.nodes):
-        if not path:
-            continue
+    new = {}
+    for path, node in tree.nodes.items():
+        if path:
+            data = node.data if node.kind == "f" else (node.data or "").encode()
+            new[path] = [node.kind, "%08x:%d" % (zlib.crc32(data or b""), len(data or b"")), node.mode]
+    manifest = os.path.join(state_dir, MANIFEST) if state_dir else None
+    old = None
+    if manifest and os.path.exists(manifest):
+        with open(manifest, encoding="utf-8") as f:
+            old = json.load(f)
+    if old is None:
+        for top in TOP_LEVEL:
+            path = os.path.join(dest, top)
+            if os.path.lexists(path):
+                _make_writable(path)
+                shutil.rmtree(path)
+        old = {}
+    gone = [p for p in old if p not in new or old[p][0] != new[p][0] or (old[p][0] == "l" and old[p] != new[p])]
+    for path in sorted(gone, key=len, reverse=True):
+        full = os.path.join(dest, path)
+        if old[path][0] == "d":
+            if os.path.isdir(full) and not os.path.islink(full):
+                os.rmdir(full)
+        elif os.path.lexists(full):
+            os.unlink(full)
+    gone = set(gone)
+    for path in sorted(new):
         node = tree.nodes[path]
+        if path in old and path not in gone and old[path] == new[path]:
+            continue
         full = os.path.join(dest, path)
         if node.kind == "d":
             os.makedirs(full, exist_ok=True)
         elif node.kind == "l":
             os.symlink(node.data, full)
         else:
+            if os.path.lexists(full):
+                os.chmod(full, 0o644)
             with open(full, "wb") as f:
                 f.write(node.data)
             os.chmod(full, node.mode)
@@ -39,6 +66,11 @@ def write_tree(host, dest, state_dir=None):
             os.unlink(link)
         if not os.path.lexists(link):
             os.symlink(os.path.abspath(state_dir), link)
+    if manifest:
+        tmp = manifest + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(new, f)
+        os.replace(tmp, manifest)
     return tree
 
 

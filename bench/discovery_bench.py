@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Discovery benchmark: a generated host of >= 2,500 PCI functions, timed against lspci on the same tree.
+
+    .venv/bin/python bench/discovery_bench.py [--functions-pfs N] [--repeat N] [--keep DIR]
+
+Times (best of N, wall clock): in-process discovery (include_all and accelerators only), one whole module
+call (``python -m`` of the module file with its arguments as ANSIBLE_MODULE_ARGS JSON, i.e. interpreter
+start, imports, discovery, JSON out), and ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci``.
+Prints a Markdown block for bench/BENCHMARKS.md. nvidia-smi is not run (the tree's nvidia-smi is the
+simulator's fake, whose start-up would dominate); in-use collection (libvirt XML, /proc scan) is included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+
+
+def collections_path():
+    """A directory with ansible_collections/accelops/lifecycle pointing at this checkout."""
+    d = tempfile.mkdtemp(prefix="accelops-bench-coll-")
+    os.makedirs(os.path.join(d, "ansible_collections", "accelops"))
+    os.symlink(TOP, os.path.join(d, "ansible_collections", "accelops", "lifecycle"))
+    return d
+
+
+def generate(dest, pfs, vfs):
+    sys.path.insert(0, os.path.join(TOP, "tests", "simulator"))
+    try:
+        from accelsim.generate import generate as sim_generate
+    except ImportError:
+        sim_generate = None
+    if sim_generate is not None:
+        return sim_generate(dest, pfs=pfs, vfs=vfs), "accelsim generate (pfs=%d, vfs=%d, gpus=8, fpgas=8, qats=8)" % (pfs, vfs)
+    sys.path.insert(0, os.path.join(TOP, "tests", "unit", "plugins", "module_utils"))
+    import hostbuilder
+    t = hostbuilder.generate(dest, 2500)
+    return len(t.functions), "tests hostbuilder.generate(2500)"
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times), sorted(times)[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pfs", type=int, default=19, help="NIC PFs for accelsim generate (default 19)")
+    ap.add_argument("--vfs", type=int, default=128, help="VFs per NIC PF (default 128)")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--keep", help="generate the tree here and keep it")
+    args = ap.parse_args()
+
+    coll = collections_path()
+    sys.path.insert(0, coll)
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+
+    dest = args.keep or tempfile.mkdtemp(prefix="accelops-bench-tree-")
+    try:
+        t0 = time.perf_counter()
+        nfun, how = generate(dest, args.pfs, args.vfs)
+        gen_s = time.perf_counter() - t0
+        if nfun < 2500:
+            sys.exit("only %d functions generated; raise --pfs/--vfs" % nfun)
+        lspci = shutil.which("lspci")
+        lspci_cmd = [lspci, "-D", "-vmm", "-nn", "-A", "linux-sysfs", "-O", "sysfs.path=%s/sys/bus/pci" % dest]
+
+        def run_lspci():
+            subprocess.run(lspci_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+        def run_all():
+            return discover(Sysfs(dest), include_all=True, nvidia_smi="never")
+
+        def run_default():
+            return discover(Sysfs(dest), nvidia_smi="never")
+
+        module = os.path.join(TOP, "plugins", "modules", "accelerator_info.py")
+        env = dict(os.environ, PYTHONPATH=coll)
+        margs = json.dumps({"ANSIBLE_MODULE_ARGS": {"root": dest, "include_all": True, "nvidia_smi": "never"}})
+        argfile = os.path.join(tempfile.mkdtemp(prefix="accelops-bench-args-"), "args.json")
+        with open(argfile, "w") as f:
+            f.write(margs)
+        out_size = [0]
+
+        def run_module():
+            p = subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env, check=True)
+            out_size[0] = len(p.stdout)
+            res = json.loads(p.stdout)
+            assert not res.get("failed"), res
+
+        records = len(run_all()["accelerators"])
+        accel = len(run_default()["accelerators"])
+        run_lspci()  # warm the page cache for everyone
+        lb, lm = best(run_lspci, args.repeat)
+        ab, am = best(run_all, args.repeat)
+        db, dm = best(run_default, args.repeat)
+        mb, mm = best(run_module, max(3, args.repeat // 2))
+        cpu = "unknown"
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        cpu = line.split(":", 1)[1].strip()
+                        break
+        except IOError:
+            pass
+        lines = [
+            "### Discovery vs lspci (%s)" % time.strftime("%Y-%m-%d"),
+            "",
+            "- machine: %d CPUs (`nproc`), %s; Python %s; %s" % (os.cpu_count(), cpu, platform.python_version(),
+                                                                 platform.platform()),
+            "- tree: %d PCI functions from %s, generated in %.1f s (plain files on %s)" % (
+                nfun, how, gen_s, dest if args.keep else "a temporary directory"),
+            "- lspci: `lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci`",
+            "- best of %d (median in brackets), wall clock:" % args.repeat,
+            "",
+            "| what | seconds | vs lspci |",
+            "|---|---|---|",
+            "| lspci | %.3f (%.3f) | 1.00 |" % (lb, lm),
+            "| discovery in-process, include_all (%d records) | %.3f (%.3f) | %.2f |" % (records, ab, am, ab / lb),
+            "| discovery in-process, accelerators only (%d records) | %.3f (%.3f) | %.2f |" % (accel, db, dm, db / lb),
+            "| module call (new interpreter, imports, discovery, %d kB JSON) | %.3f (%.3f) | %.2f |" % (
+                out_size[0] // 1024, mb, mm, mb / lb),
+            "",
+        ]
+        print("\n".join(lines))
+    finally:
+        if not args.keep:
+            shutil.rmtree(dest, ignore_errors=True)
+        shutil.rmtree(coll, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -38,8 +38,8 @@ def fuse_unavailable_reason():
     if not shutil.which("fusermount3") and not shutil.which("fusermount"):
         return "fusermount3 is not installed"
     try:
-        import mfusepy  # noqa: F401  pylint: disable=unused-import,import-outside-toplevel
-    except (ImportError, OSError, EnvironmentError) as e:
+        import mfusepy  # pylint: disable=unused-import,import-outside-toplevel  # noqa: F401
+    except (ImportError, OSError) as e:
         return "mfusepy/libfuse cannot be loaded: %s" % e
     return None
 

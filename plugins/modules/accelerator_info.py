@@ -138,7 +138,7 @@ schema_version:
 accelerators:
   description:
     - One record per reported PCI function, in address order. VFs are records of their own, with
-      RV(accelerators[].physfn) naming their PF; a PF lists its VFs in RV(accelerators[].sriov.vfs).
+      RV(accelerators[].physfn) naming their PF; a PF lists its VFs in C(sriov.vfs).
     - A Xilinx Alveo card is one record (its user PF), with the management PF in C(fpga.management_address).
     - See C(docs/discovery.md) for every key of the family sections.
   returned: always

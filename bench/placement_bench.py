@@ -134,11 +134,11 @@ def bench_naive_sdk(hosts, devices):
                     if rp is None:
                         rp = pl.create_resource_provider(name=d["name"], uuid=d["uuid"],
                                                          parent_provider_uuid=f.roots[host])
-                    for rc, inv in d["inventories"].items():
-                        cur = list(pl.resource_provider_inventories(rp))
-                        if not any(i.resource_class == rc for i in cur):
-                            pl.create_resource_provider_inventory(rp, resource_class=rc, **dict(
-                                (k, v) for k, v in inv.items()))
+                    if d["inventories"]:
+                        gen = pl.get("/resource_providers/%s/inventories" % rp.id, microversion="1.39").json()[
+                            "resource_provider_generation"]
+                        pl.put("/resource_providers/%s/inventories" % rp.id, microversion="1.39",
+                               json={"inventories": d["inventories"], "resource_provider_generation": gen})
                     for t in d["traits"]:
                         if t not in known_traits:
                             try:
@@ -146,11 +146,9 @@ def bench_naive_sdk(hosts, devices):
                             except openstack.exceptions.NotFoundException:
                                 pl.create_trait(t)
                             known_traits.add(t)
-                    rp = pl.get_resource_provider(rp)
-                    try:
-                        pl.set_resource_provider_trait(rp, d["traits"])
-                    except openstack.exceptions.BadRequestException:
-                        pass  # openstacksdk 4.22 sends no list when it thinks nothing changed (a known quirk)
+                    rp = pl.get_resource_provider(rp)  # a fresh generation for the traits write
+                    pl.put("/resource_providers/%s/traits" % rp.id, microversion="1.39",
+                           json={"traits": d["traits"], "resource_provider_generation": rp.generation})
         out = {"scratch": f.measure(once)}
         out["noop"] = f.measure(once)
         return out
@@ -176,6 +174,9 @@ def bench_cli(cli_hosts, devices):
                     osc("resource", "provider", "create", "--parent-provider", f.roots[host], "--uuid", d["uuid"],
                         d["name"])
                     for rc, inv in d["inventories"].items():
+                        if rc.startswith("CUSTOM_") and rc not in traits_done:
+                            osc("resource", "class", "create", rc)
+                            traits_done.add(rc)
                         osc("resource", "provider", "inventory", "set", d["uuid"], "--resource",
                             "%s:total=%d" % (rc, inv["total"]), "--resource", "%s:max_unit=%d" % (rc, inv["max_unit"]))
                     for t in d["traits"]:

@@ -34,8 +34,8 @@ if [ -n "$pip_ver" ]; then
   cp tools/get_pip_standin.py "$HOME/.ansible/test/cache/get_pip_${pip_ver//./_}.py"
 fi
 
-coll=$(tools/stage.sh)
-export ANSIBLE_COLLECTIONS_PATH="$top/.build/collections"
+coll=$(tools/stage.sh "$top/.build/gates/collections")
+export ANSIBLE_COLLECTIONS_PATH="$top/.build/gates/collections"
 gates=${GATES:-"sanity lint changelog docs units simulator harness integration"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"

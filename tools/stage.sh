@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Copy the collection (tracked and untracked-but-not-ignored files) to where ansible-test, ansible-doc,
-# ansible-lint and ansible-playbook find it: .build/collections/ansible_collections/accelops/lifecycle.
+# ansible-lint and ansible-playbook find it: DEST/ansible_collections/accelops/lifecycle, where DEST is the
+# first argument (default .build/collections). The gate runner stages to a directory of its own so that a
+# demo or a developer re-staging cannot pull the tree from under a running gate.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-coll="$top/.build/collections/ansible_collections/accelops/lifecycle"
+dest=${1:-$top/.build/collections}
+coll="$dest/ansible_collections/accelops/lifecycle"
 rm -rf "$coll"
 mkdir -p "$coll"
 cd "$top"

@@ -24,7 +24,7 @@ description:
   - Read-only; it never writes to sysfs and only runs read-only C(nvidia-smi) queries.
   - Standard library only on the managed host (Python 3.9 or later).
 author:
-  - accelops.lifecycle contributors
+  - accelops.lifecycle contributors (@accelops)
 extends_documentation_fragment:
   - accelops.lifecycle._host
   - ansible.builtin.action_common_attributes

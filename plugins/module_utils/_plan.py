@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Plans and their journalled execution, shared by every programming module.
+
+A plan is an ordered list of steps computed once from (current, desired). ``changed = bool(plan)``; check mode
+returns the plan without running it; diff mode shows the plan's before/after. Running a plan keeps a journal:
+when a step fails, the steps already done are undone in reverse order, and the result says exactly what was
+rolled back and, if an undo failed too, which steps are still in effect.
+
+Standard library only, Python 3.9+ (runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+
+class Step(object):
+    """One change on the host.
+
+    ``action`` and ``undo`` are callables without arguments; ``undo`` is None for a step that cannot be
+    reversed (it should then come last in its plan). ``before``/``after`` feed diff mode; ``target`` names what
+    the step changes (a PCI address, an mdev uuid, ...).
+    """
+
+    __slots__ = ("description", "action", "undo", "target", "before", "after")
+
+    def __init__(self, description, action, undo=None, target=None, before=None, after=None):
+        self.description = description
+        self.action = action
+        self.undo = undo
+        self.target = target
+        self.before = before
+        self.after = after
+
+    def as_dict(self):
+        return {"description": self.description, "target": self.target, "before": self.before,
+                "after": self.after, "reversible": self.undo is not None}
+
+
+class Plan(object):
+    """An ordered list of :class:`Step`, plus the reasons why nothing else is planned (blocked units)."""
+
+    def __init__(self, steps=None):
+        self.steps = list(steps or [])
+        self.blocked = []
+
+    def add(self, description, action, undo=None, target=None, before=None, after=None):
+        step = Step(description, action, undo, target, before, after)
+        self.steps.append(step)
+        return step
+
+    def block(self, target, reason, evidence=None):
+        """Record that ``target`` needs a change that must not happen now (for example: in use)."""
+        self.blocked.append({"target": target, "reason": reason, "evidence": evidence or []})
+
+    def __bool__(self):
+        return bool(self.steps)
+
+    __nonzero__ = __bool__
+
+    def __len__(self):
+        return len(self.steps)
+
+    def describe(self):
+        return [s.as_dict() for s in self.steps]
+
+    def diff(self):
+        """Diff-mode dicts built from the steps (one ``before``/``after`` text each, in plan order)."""
+        before = ["%s: %s" % (s.target, s.before) for s in self.steps if s.target is not None]
+        after = ["%s: %s" % (s.target, s.after) for s in self.steps if s.target is not None]
+        return {"before": "\n".join(before) + ("\n" if before else ""),
+                "after": "\n".join(after) + ("\n" if after else "")}
+
+
+class PlanFailed(Exception):
+    """A step failed; ``result`` says what ran, what was rolled back and what state the host is in."""
+
+    def __init__(self, message, result):
+        super(PlanFailed, self).__init__(message)
+        self.result = result
+
+
+def execute(plan, check_mode=False):
+    """Run ``plan``. Returns ``{"changed", "steps", "applied", "rolled_back", "rollback_failed"}``.
+
+    In check mode nothing runs and ``applied`` lists what would run. On failure raises :class:`PlanFailed` whose
+    ``result`` adds ``failed_step``, ``error`` and ``state`` (``unchanged``: everything rolled back;
+    ``partial``: the listed ``still_applied`` steps remain in effect).
+    """
+    result = {"changed": bool(plan), "steps": plan.describe(), "applied": [], "rolled_back": [],
+              "rollback_failed": []}
+    if check_mode:
+        result["applied"] = [s.description for s in plan.steps]
+        return result
+    done = []
+    for step in plan.steps:
+        try:
+            step.action()
+        except Exception as e:  # pylint: disable=broad-except
+            result["failed_step"] = step.description
+            result["error"] = str(e)
+            _roll_back(done, result)
+            still = [s.description for s in done if s.description not in result["rolled_back"]]
+            result["still_applied"] = still
+            result["state"] = "partial" if still else "unchanged"
+            msg = "%s failed: %s" % (step.description, e)
+            if result["rolled_back"]:
+                msg += "; rolled back: %s" % "; ".join(result["rolled_back"])
+            if still:
+                msg += "; STILL IN EFFECT (roll back by hand or rerun): %s" % "; ".join(still)
+            else:
+                msg += "; the host is as it was before this run"
+            raise PlanFailed(msg, result)
+        done.append(step)
+        result["applied"].append(step.description)
+    return result
+
+
+def _roll_back(done, result):
+    for step in reversed(done):
+        if step.undo is None:
+            result["rollback_failed"].append({"step": step.description, "error": "irreversible step"})
+            continue
+        try:
+            step.undo()
+        except Exception as e:  # pylint: disable=broad-except
+            result["rollback_failed"].append({"step": step.description, "error": str(e)})
+            continue
+        result["rolled_back"].append(step.description)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -54,7 +53,7 @@ def generate(dest, pfs, vfs):
 
 def best(fn, repeat):
     times = []
-    for _ in range(repeat):
+    for _round in range(repeat):
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)

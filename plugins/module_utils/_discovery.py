@@ -62,7 +62,7 @@ def normalize_options(families=None, vendor_ids=None, addresses=None):
     fams = None
     if families:
         if isinstance(families, str):
-            families = [f for f in families.split(",")]
+            families = families.split(",")
         fams = set()
         for f in families:
             f2 = ("%s" % (f,)).strip().lower()
@@ -155,7 +155,8 @@ class Context(object):
         env = dict(os.environ)
         env["LC_ALL"] = "C"
         try:
-            p = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            # Not AnsibleModule.run_command: it has no timeout, and a hung vendor tool must not hang discovery.
+            p = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # pylint: disable=ansible-bad-function
                                  stdin=subprocess.DEVNULL, env=env)
         except (IOError, OSError) as e:
             self.warn("cannot run %s: %s" % (path, e))

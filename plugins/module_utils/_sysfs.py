@@ -185,7 +185,6 @@ class Sysfs(object):
             os.close(fd)
 
 
-
 _open, _read, _close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
 
 

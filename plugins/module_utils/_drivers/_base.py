@@ -119,7 +119,7 @@ def walk_dirs(top, max_depth=6):
     ``max_depth`` levels deep. Symlinks are never followed, so sysfs loops cannot trap it."""
     out = []
     level = [("", top)]
-    for _ in range(max_depth):
+    for _depth in range(max_depth):
         nxt = []
         for rel, path in level:
             try:

@@ -66,7 +66,7 @@ class IntelFpgaDriver(Driver):
         bitstream_id = None
         base = func.real + "/"
         dirs = walk_dirs(func.real, 7)
-        names = set(r for r, _ in dirs)
+        names = set(d[0] for d in dirs)
         for rel, name in dirs:
             if name.startswith("intel-fpga-fme.") or name.startswith("dfl-fme."):
                 layouts.add("opae" if name.startswith("intel-fpga") else "dfl")

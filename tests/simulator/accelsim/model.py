@@ -225,7 +225,7 @@ def _load_raw(name_or_path, seen=()):
     merged["numa"] = {}
     merged["nvidia"] = {}
     for inc in includes:
-        part, _ = _load_raw(inc, seen + (path,))
+        part = _load_raw(inc, seen + (path,))[0]
         _merge(merged, part)
     own = {k: v for k, v in data.items() if k not in _LISTS + ("numa", "nvidia")}
     _merge(merged, data)

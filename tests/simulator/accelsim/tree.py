@@ -47,7 +47,7 @@ class Tree(object):
             cur = nxt
 
     def _add(self, path, node):
-        parent, _, name = path.rpartition("/")
+        parent, _sep, name = path.rpartition("/")
         if parent:
             self._mkdirs(parent)
         self.nodes[path] = node
@@ -142,7 +142,7 @@ def build(host):
         t.file(base + "/reserved_regions", "0x00000000fee00000 0x00000000feefffff msi\n")
         for name, path in members:
             t.link(base + "/devices/" + name, path)
-        if any(name in host.state["mdevs"] or host.dyn(name)["driver"] in vfio_drivers for name, _ in members):
+        if any(name in host.state["mdevs"] or host.dyn(name)["driver"] in vfio_drivers for name, _link in members):
             t.file("dev/vfio/%d" % group, b"", 0o600)
     _in_use(t, host)
     _tools(t)

@@ -84,7 +84,7 @@ def _vmm(text):
     for block in text.strip().split("\n\n"):
         rec = {}
         for line in block.splitlines():
-            key, _, value = line.partition(":\t")
+            key, _sep, value = line.partition(":\t")
             rec[key] = value
         records.append(rec)
     return records

@@ -81,9 +81,11 @@ def _types(store, a):
     if a.dumpjson:
         out = []
         for b in parents:
-            out.append({b: [{t["id"]: {"name": t["name"], "description": t["description"], "device_api": t["device_api"],
-                                        "available_instances": host.available_instances(b, t["id"])}}
-                            for t in host.mdev_parent(b)["types"]]})
+            types = []
+            for t in host.mdev_parent(b)["types"]:
+                types.append({t["id"]: {"name": t["name"], "description": t["description"], "device_api": t["device_api"],
+                                        "available_instances": host.available_instances(b, t["id"])}})
+            out.append({b: types})
         print(json.dumps(out, indent=2))
         return 0
     for b in parents:

@@ -51,8 +51,8 @@ def main(store, args):
         print("-" * 120)
         for mgmt in cards:
             cur = host.state["alveo"][mgmt]
-            print("[%s]  :  %-31s  %-36s  mgmt(inst=%d)  Yes" % (mgmt, cur["shell"], cur["logic_uuid"].upper(),
-                                                                   int(mgmt.split(":")[1], 16) * 256))
+            inst = int(mgmt.split(":")[1], 16) * 256
+            print("[%s]  :  %-31s  %-36s  mgmt(inst=%d)  Yes" % (mgmt, cur["shell"], cur["logic_uuid"].upper(), inst))
         pending = host.state["persist"]["alveo_flash"]
         for mgmt in cards:
             if mgmt in pending and pending[mgmt]["shell"] != host.state["alveo"][mgmt]["shell"]:

@@ -255,7 +255,9 @@ def test_filters(host):
     host.add_pci("0000:d8:00.0", "8086", "1572", "020000", driver="i40e", sriov_totalvfs=64)
     host.add_pci("0000:d8:02.0", "8086", "154c", "020000", physfn="0000:d8:00.0")
     host.add_pci("0000:00:00.0", "8086", "2020", "060000")
-    addrs = lambda **kw: [r["address"] for r in _run(host, **kw)["accelerators"]]  # noqa: E731
+
+    def addrs(**kw):
+        return [r["address"] for r in _run(host, **kw)["accelerators"]]
     assert addrs() == ["0000:18:00.0", "0000:d8:00.0", "0000:d8:02.0"]
     assert addrs(include_all=True) == ["0000:00:00.0", "0000:18:00.0", "0000:d8:00.0", "0000:d8:02.0"]
     assert addrs(families=["gpu"]) == ["0000:18:00.0"]

@@ -17,7 +17,7 @@ accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulato
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
-LABS = [n for n in accelsim.lab_names()]
+LABS = list(accelsim.lab_names())
 QAT_IDS = {0x0435, 0x0443, 0x37c8, 0x37c9, 0x19e2, 0x19e3, 0x4940, 0x4941, 0x4942, 0x4943, 0x4944, 0x4945}
 
 

@@ -16,8 +16,8 @@ import pytest
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
-LSPCI = shutil.which("lspci") or next((p for p in ("/usr/bin/lspci", "/sbin/lspci", "/usr/sbin/lspci")
-                                        if os.access(p, os.X_OK)), None)
+_LSPCI_PLACES = ("/usr/bin/lspci", "/sbin/lspci", "/usr/sbin/lspci")
+LSPCI = shutil.which("lspci") or next((p for p in _LSPCI_PLACES if os.access(p, os.X_OK)), None)
 _HEAD = re.compile(r"^([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) ([0-9a-f]{4}): ([0-9a-f]{4}):([0-9a-f]{4})"
                    r"(?: \(rev ([0-9a-f]{2})\))?")
 

@@ -1,0 +1,736 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""FPGA programming engine (the ``fpga_program`` module): bitstreams, targets, plans, boot persistence.
+
+Flow (docs/fpga.md):
+
+1. :func:`stage_bitstream` resolves the path (symlinks reported), refuses anything but a regular file,
+   copies the bytes into a private directory while hashing them and compares the pinned sha256; the tool
+   is later handed *that copy*, so what was verified is what is loaded.
+2. :func:`parse_bitstream` reads the interface id and the function id the file carries (Intel GBS
+   metadata JSON; Xilinx xclbin ``axlf`` header, or the simulator's simplified xclbin).
+3. :func:`locate` finds the card through discovery (:mod:`_discovery`) and describes the target: the
+   vendor tool's command line, where the function is read back, which units must be idle.
+4. :func:`build_plan` turns (target, bitstream, options) into a :class:`_plan.Plan`; check mode, diff
+   mode and the real run all come from that one plan.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import struct
+import tempfile
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+
+__metaclass__ = type
+
+GBS_GUID = b"XeonFPGA\xb7GBSv001"
+XCLBIN_MAGIC = b"xclbin2\0"
+# struct axlf: magic[8], int32 signature length, reserved[28], keyBlock[256], uint64 uniqueId -> header
+_AXLF_HEADER = 8 + 4 + 28 + 256 + 8
+_AXLF_INTERFACE = _AXLF_HEADER + 32      # axlf_header.m_interface_uuid[16]
+_AXLF_VBNV = _AXLF_HEADER + 48           # axlf_header.m_platformVBNV[64]
+_AXLF_UUID = _AXLF_HEADER + 112          # axlf_header.uuid[16]
+_AXLF_MIN = _AXLF_HEADER + 152
+HEADER_LIMIT = 1 << 20                   # metadata is read from the first MiB at most
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+TOOL_DIRS = _discovery.TOOL_DIRS
+STATE_DIR = "/var/lib/accelops/fpga"
+UNIT_DIR = "/etc/systemd/system"
+BOOT_RETRIES = 3
+BOOT_RETRY_DELAY = 10
+
+
+class FpgaError(Exception):
+    """A refusal or failure with an operator-readable message (the module fails with it)."""
+
+    def __init__(self, message, **details):
+        super(FpgaError, self).__init__(message)
+        self.details = details
+
+
+# -- ids -------------------------------------------------------------------------------------------
+def normalize_id(value):
+    """A UUID-like id as 32 lower-case hex digits ('0x', dashes, braces and case removed); None for
+    None/empty; the cleaned text (not 32 digits) when it is not one, so that comparisons still fail."""
+    if value is None:
+        return None
+    v = ("%s" % value).strip().lower()
+    if v.startswith("0x"):
+        v = v[2:]
+    v = v.replace("-", "").strip("{}")
+    return v or None
+
+
+def dashed(hexid):
+    """32 hex digits as 8-4-4-4-12 (how the tools print UUIDs); other text unchanged."""
+    h = normalize_id(hexid)
+    if h and HEX_ID_RE.match(h):
+        return "%s-%s-%s-%s-%s" % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+    return hexid
+
+
+def _zero(hexid):
+    return not hexid or set(hexid) <= {"0"}
+
+
+# -- bitstreams --------------------------------------------------------------------------------------
+def parse_bitstream(data):
+    """What a bitstream's header says: ``{format, interface_id, function_id, name, platform}`` with ids as
+    32 hex digits. ``data`` is the file's first bytes (the header; a MiB is plenty). Raises
+    :class:`FpgaError` when the format is not recognised or the metadata is broken."""
+    if data[:16] == GBS_GUID:
+        return _parse_gbs(data)
+    if data[:8] == XCLBIN_MAGIC:
+        return _parse_xclbin(data)
+    raise FpgaError("not a bitstream this module knows: neither an Intel GBS (GUID XeonFPGA\\xb7GBSv001) "
+                    "nor a Xilinx xclbin (magic xclbin2)")
+
+
+def _parse_gbs(data):
+    if len(data) < 20:
+        raise FpgaError("GBS file is truncated: no metadata length after the GUID")
+    (length,) = struct.unpack_from("<I", data, 16)
+    if length == 0 or 20 + length > len(data):
+        raise FpgaError("GBS metadata length %d does not fit the file's header" % length)
+    try:
+        meta = json.loads(data[20:20 + length].decode("utf-8"))
+        image = meta["afu-image"]
+        iface = normalize_id(image["interface-uuid"])
+        cluster = image["accelerator-clusters"][0]
+        afu = normalize_id(cluster["accelerator-type-uuid"])
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+        raise FpgaError("GBS metadata is not valid (afu-image.interface-uuid and "
+                        "afu-image.accelerator-clusters[0].accelerator-type-uuid are needed): %s" % e)
+    for label, v in (("interface-uuid", iface), ("accelerator-type-uuid", afu)):
+        if not v or not HEX_ID_RE.match(v):
+            raise FpgaError("GBS metadata %s is not a UUID: %r" % (label, v))
+    return {"format": "gbs", "interface_id": iface, "function_id": afu,
+            "name": cluster.get("name") if isinstance(cluster, dict) else None,
+            "platform": meta.get("platform-name") if isinstance(meta, dict) else None}
+
+
+def _parse_xclbin(data):
+    # accelsim's simplified xclbin: magic, uint32 length, JSON header (uuid, interface_uuid, platform_vbnv)
+    if len(data) >= 13 and data[12:13] == b"{":
+        (length,) = struct.unpack_from("<I", data, 8)
+        try:
+            hdr = json.loads(data[12:12 + length].decode("utf-8"))
+            iface, xid = normalize_id(hdr["interface_uuid"]), normalize_id(hdr["uuid"])
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise FpgaError("xclbin JSON header is not valid: %s" % e)
+        platform = hdr.get("platform_vbnv")
+    else:
+        if len(data) < _AXLF_MIN:
+            raise FpgaError("xclbin is truncated: %d bytes, the axlf header needs %d" % (len(data), _AXLF_MIN))
+        iface = data[_AXLF_INTERFACE:_AXLF_INTERFACE + 16].hex()
+        xid = data[_AXLF_UUID:_AXLF_UUID + 16].hex()
+        platform = data[_AXLF_VBNV:_AXLF_VBNV + 64].split(b"\0", 1)[0].decode("utf-8", "replace") or None
+    for label, v in (("interface uuid", iface), ("uuid", xid)):
+        if not v or not HEX_ID_RE.match(v) or _zero(v):
+            raise FpgaError("xclbin %s is missing or not a UUID: %r" % (label, v))
+    return {"format": "xclbin", "interface_id": iface, "function_id": xid, "name": None, "platform": platform}
+
+
+def stage_bitstream(path, sha256, workdir, label="bitstream"):
+    """Verify ``path`` and copy it into ``workdir`` (a private directory). Returns a dict: ``path`` (as
+    given), ``resolved`` (after symlinks), ``symlink`` (bool), ``size``, ``sha256``, ``staged`` (the copy the
+    tool gets) plus the parsed header (:func:`parse_bitstream`). Raises :class:`FpgaError`."""
+    want = ("%s" % (sha256 or "")).strip().lower()
+    if want.startswith("sha256:"):
+        want = want[7:]
+    if not SHA256_RE.match(want):
+        raise FpgaError("%s_sha256 must be 64 hex digits (the sha256 of the file); got %r" % (label, sha256)
+                        if label != "bitstream" else
+                        "sha256 must be 64 hex digits (the sha256 of the bitstream file); got %r" % (sha256,))
+    if not path or not os.path.isabs(path):
+        raise FpgaError("%s must be an absolute path; got %r" % (label, path))
+    resolved = os.path.realpath(path)
+    info = {"path": path, "resolved": resolved, "symlink": resolved != os.path.normpath(path)}
+    try:
+        st = os.stat(resolved)
+    except OSError as e:
+        raise FpgaError("%s %s%s: %s" % (label, path, _via(info), e.strerror or e))
+    if not stat.S_ISREG(st.st_mode):
+        raise FpgaError("%s %s%s is not a regular file (%s); only plain files are loaded"
+                        % (label, path, _via(info), _kind(st.st_mode)))
+    fd, staged = tempfile.mkstemp(prefix="bitstream-", dir=workdir)
+    digest = hashlib.sha256()
+    head = b""
+    size = 0
+    try:
+        # O_NOFOLLOW on the resolved path: a link swapped in after realpath() is refused, not followed.
+        src = os.open(resolved, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        try:
+            sst = os.fstat(src)
+            if not stat.S_ISREG(sst.st_mode):
+                raise FpgaError("%s %s%s is not a regular file (%s)" % (label, path, _via(info), _kind(sst.st_mode)))
+            while True:
+                chunk = os.read(src, 1 << 20)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                if len(head) < HEADER_LIMIT:
+                    head += chunk[:HEADER_LIMIT - len(head)]
+                os.write(fd, chunk)
+                size += len(chunk)
+        finally:
+            os.close(src)
+    except OSError as e:
+        os.close(fd)
+        os.unlink(staged)
+        raise FpgaError("%s %s%s cannot be read: %s" % (label, path, _via(info), e.strerror or e))
+    except FpgaError:
+        os.close(fd)
+        os.unlink(staged)
+        raise
+    os.close(fd)
+    os.chmod(staged, 0o400)
+    got = digest.hexdigest()
+    info.update(size=size, sha256=got, staged=staged)
+    if got != want:
+        os.unlink(staged)
+        raise FpgaError("%s %s%s: sha256 is %s, not the pinned %s; nothing was loaded"
+                        % (label, path, _via(info), got, want), bitstream=_public(info))
+    try:
+        info.update(parse_bitstream(head))
+    except FpgaError as e:
+        raise FpgaError("%s %s%s: %s" % (label, path, _via(info), e), bitstream=_public(info))
+    return info
+
+
+def _public(info):
+    return dict((k, v) for k, v in info.items() if k != "staged")
+
+
+def _via(info):
+    return " (-> %s)" % info["resolved"] if info.get("symlink") else ""
+
+
+def _kind(mode):
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "mode %o" % mode
+
+
+# -- the target -----------------------------------------------------------------------------------
+class Target(object):
+    """One programmable thing: an Intel port (dynamic region) or a whole Alveo card (single program)."""
+
+    def __init__(self, address, vendor, model, layout, port, tool, record):
+        self.address = address          # the card's address as the record names it
+        self.vendor = vendor            # intel | xilinx
+        self.model = model              # dynamic | single
+        self.layout = layout            # opae | dfl | xrt
+        self.port = port                # Intel: the port's sysfs name; Xilinx: None
+        self.tool = tool                # fpgaconf | xbmgmt
+        self.record = record
+        self.interface_ids = []         # what the region/shell accepts (hex)
+        self.function_path = None       # host path of the attribute that names the loaded function
+        self.function_glob = None       # the same, as a pattern that survives renumbering at boot
+        self.management = None          # Xilinx: the management PF
+        self.slots = []                 # units that get the function (all of a single-program card)
+        self.related = []               # addresses whose users make the target busy
+        self.port_nodes = []            # Intel: /dev nodes of the port
+
+    @property
+    def name(self):
+        return "%s %s" % (self.address, self.port) if self.port else self.address
+
+    def describe(self):
+        return {"address": self.address, "vendor": self.vendor, "programming_model": self.model,
+                "layout": self.layout, "port": self.port, "management_address": self.management,
+                "interface_ids": list(self.interface_ids), "slots": list(self.slots),
+                "function_path": self.function_path}
+
+
+def discover_card(sysfs, address):
+    """The discovery record of the FPGA card at ``address`` (either PF of an Alveo card)."""
+    addr = normalize_address(address)
+    if addr is None:
+        raise FpgaError("address must be a PCI address such as 0000:5e:00.0 or 5e:00.0; got %r" % (address,))
+    if not sysfs.exists("/sys/bus/pci/devices/%s" % addr):
+        raise FpgaError("%s: no such PCI device on this host (nothing in /sys/bus/pci/devices)" % addr)
+    result = _discovery.discover(sysfs, families=["fpga"], addresses=[addr], nvidia_smi="never")
+    recs = result["accelerators"]
+    for rec in recs:
+        fp = rec.get("fpga") or {}
+        if addr in (rec["address"], fp.get("management_address")):
+            if rec.get("physfn"):
+                raise FpgaError("%s is a virtual function of %s; program the FPGA through its PF %s"
+                                % (addr, rec["physfn"], rec["physfn"]))
+            return rec, result
+    raise FpgaError("%s is not an FPGA this module can program (not an Intel FPGA or Xilinx Alveo card "
+                    "with its driver bound)" % addr)
+
+
+def locate(sysfs, address, port=None):
+    """Describe the programmable target at ``address`` (and ``port`` for Intel cards)."""
+    rec, result = discover_card(sysfs, address)
+    fp = rec["fpga"]
+    vfs = [r["address"] for r in result["accelerators"] if r.get("physfn") == rec["address"]]
+    if fp["vendor"] == "intel":
+        return _locate_intel(sysfs, rec, fp, port, vfs, result)
+    return _locate_xilinx(sysfs, rec, fp, port, result)
+
+
+def _locate_intel(sysfs, rec, fp, port, vfs, result):
+    ports = fp.get("ports") or []
+    if not ports or not fp.get("layout"):
+        raise FpgaError("%s: no FPGA port found in sysfs (driver %s); is the OPAE/DFL driver loaded?"
+                        % (rec["address"], rec.get("driver")))
+    chosen = None
+    if port in (None, ""):
+        if len(ports) > 1:
+            raise FpgaError("%s has %d ports (%s); say which one with port" % (
+                rec["address"], len(ports), ", ".join(p["id"] for p in ports)))
+        chosen = ports[0]
+    else:
+        want = "%s" % port
+        for p in ports:
+            if want == p["id"] or want == p["id"].rsplit(".", 1)[-1]:
+                chosen = p
+        if chosen is None:
+            raise FpgaError("%s has no port %r; its ports: %s" % (rec["address"], want, ", ".join(p["id"] for p in ports)))
+    t = Target(rec["address"], "intel", "dynamic", fp["layout"], chosen["id"], "fpgaconf", rec)
+    t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
+    base = "/sys/bus/pci/devices/%s" % rec["address"]
+    rel = _find_rel(sysfs, base, chosen["id"])
+    t.function_path = "%s/%s/afu_id" % (base, rel) if rel else None
+    if fp["layout"] == "opae":
+        t.function_glob = "%s/fpga/intel-fpga-dev.*/intel-fpga-port.*/afu_id" % base
+    else:
+        t.function_glob = "%s/fpga_region/region*/dfl-port.*/afu_id" % base
+    t.slots = [chosen["id"]]
+    t.related = [rec["address"]] + vfs
+    t.port_nodes = ["/dev/%s" % chosen["id"]]
+    t.result = result
+    return t
+
+
+def _locate_xilinx(sysfs, rec, fp, port, result):
+    if port not in (None, ""):
+        raise FpgaError("%s is a single-program card (Xilinx Alveo): an xclbin fills the whole user partition, "
+                        "so port must not be given" % rec["address"])
+    mgmt, user = fp.get("management_address"), fp.get("user_address")
+    if not mgmt:
+        raise FpgaError("%s: the Alveo management PF (xclmgmt) was not found; xbmgmt programs through it" % rec["address"])
+    if not user:
+        raise FpgaError("%s: the Alveo user PF (xocl) was not found; the loaded xclbin cannot be read back" % rec["address"])
+    t = Target(user, "xilinx", "single", fp.get("layout") or "xrt", None, "xbmgmt", rec)
+    t.management = mgmt
+    t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
+    base = "/sys/bus/pci/devices/%s" % user
+    if sysfs.exists(base + "/xclbinuuid"):
+        t.function_path = base + "/xclbinuuid"
+    else:
+        for name in sysfs.listdir(base):
+            if name.startswith("icap") and sysfs.exists("%s/%s/xclbinuuid" % (base, name)):
+                t.function_path = "%s/%s/xclbinuuid" % (base, name)
+                break
+    t.function_glob = t.function_path
+    t.slots = [u["id"] for u in rec.get("units") or []] or [user]
+    t.related = [user, mgmt]
+    t.result = result
+    return t
+
+
+def _find_rel(sysfs, base, name, depth=4):
+    """The path below ``base`` of the directory ``name`` (breadth first, links not followed)."""
+    level = [""]
+    for _ in range(depth):
+        nxt = []
+        for rel in level:
+            d = base + ("/" + rel if rel else "")
+            for entry, is_dir, _is_link in sysfs.scandir(d):
+                if not is_dir:
+                    continue
+                r = rel + "/" + entry if rel else entry
+                if entry == name:
+                    return r
+                nxt.append(r)
+        level = nxt
+    return None
+
+
+def read_function(sysfs, target):
+    """The function loaded now (32 hex digits, None when nothing is loaded). Raises :class:`FpgaError` when
+    it cannot be read (the device went away, the attribute is missing)."""
+    if not target.function_path:
+        raise FpgaError("%s: cannot find where the loaded function is shown in sysfs" % target.name)
+    try:
+        value = sysfs.read(target.function_path, limit=4096)
+    except SysfsError as e:
+        gone = "" if sysfs.exists("/sys/bus/pci/devices/%s" % target.address) else " (the device is gone from /sys/bus/pci/devices)"
+        raise FpgaError("%s: cannot read the loaded function back: %s%s" % (target.name, e, gone))
+    v = normalize_id(value)
+    return None if _zero(v) else v
+
+
+def in_use(sysfs, target):
+    """Evidence (list of dicts) that something uses the target now: a running domain or a process holding
+    the PF/VF (from discovery's in-use scan) or a process holding the Intel port's device node open."""
+    evidence = []
+    for rec in target.result["accelerators"]:
+        for unit in rec.get("units") or []:
+            if unit.get("in_use") and (unit.get("address") in target.related or unit.get("id") in target.related):
+                for by in unit.get("in_use_by") or []:
+                    item = dict(by)
+                    item["unit"] = unit.get("id")
+                    evidence.append(item)
+    evidence.extend(_port_holders(sysfs, target.port_nodes))
+    if target.management:
+        evidence.extend(_domain_users(sysfs, target))
+    return evidence
+
+
+def _domain_users(sysfs, target):
+    """Users of the Alveo management PF (discovery reports the card's units by its user PF)."""
+    out = []
+    for by in _inuse.collect(sysfs, _discovery.DEFAULT_LIBVIRT_RUN_DIR).lookup(address=target.management):
+        item = dict(by)
+        item["unit"] = target.management
+        out.append(item)
+    return out
+
+
+def _port_holders(sysfs, nodes):
+    if not nodes:
+        return []
+    out = []
+    for pid in sysfs.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        for fd in sysfs.listdir("/proc/%s/fd" % pid):
+            link = sysfs.readlink("/proc/%s/fd/%s" % (pid, fd))
+            if not link:
+                continue
+            host_link = sysfs.host(link) if link.startswith(sysfs.root + "/") and sysfs.root != "/" else link
+            if host_link in nodes:
+                comm = sysfs.read_optional("/proc/%s/comm" % pid)
+                out.append({"kind": "process", "name": comm, "pid": int(pid), "unit": host_link,
+                            "evidence": "/proc/%s/fd/%s -> %s" % (pid, fd, host_link)})
+    return out
+
+
+def evidence_text(evidence):
+    parts = []
+    for e in evidence:
+        if e.get("kind") == "domain":
+            parts.append("domain %s (%s)" % (e.get("name"), e.get("evidence")))
+        else:
+            parts.append("process %s pid %s (%s)" % (e.get("name"), e.get("pid"), e.get("evidence")))
+    return "; ".join(parts)
+
+
+# -- tools -----------------------------------------------------------------------------------------
+def find_tool(sysfs, name):
+    """The vendor tool's path on this machine: with root '/', PATH and the usual directories; under another
+    root only ``<root>/usr/bin`` etc. (the simulated host's own tools)."""
+    if sysfs.root == "/":
+        for d in os.environ.get("PATH", "").split(os.pathsep) + list(TOOL_DIRS):
+            p = os.path.join(d, name) if d else None
+            if p and os.access(p, os.X_OK) and not os.path.isdir(p):
+                return p
+        return None
+    for d in TOOL_DIRS:
+        p = sysfs.real(d + "/" + name)
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
+    return None
+
+
+def tool_args(target, staged_path):
+    """The vendor tool's arguments (after the tool's path) that load ``staged_path`` onto ``target``."""
+    if target.tool == "fpgaconf":
+        dom, bus, rest = target.address.split(":")
+        dev, fn = rest.split(".")
+        args = []
+        if int(dom, 16):
+            args += ["--segment", "0x%s" % dom]
+        return args + ["-B", "0x%s" % bus, "-D", "0x%s" % dev, "-F", "0x%s" % fn, staged_path]
+    return ["program", "--device", target.management, "--user", staged_path]
+
+
+class Runner(object):
+    """Runs a vendor tool with a timeout: ``run(argv, timeout)`` -> ``(rc, stdout, stderr)``; rc 124 (or
+    137 after the kill) means it timed out. The module's runner wraps ``module.run_command`` with
+    coreutils ``timeout``."""
+
+    def __init__(self, run_command, timeout_bin):
+        self.run_command = run_command
+        self.timeout_bin = timeout_bin
+        self.calls = []
+
+    def run(self, argv, timeout):
+        full = [self.timeout_bin, "--kill-after=10", "%ds" % timeout] + list(argv)
+        rc, out, err = self.run_command(full)
+        self.calls.append({"argv": list(argv), "rc": rc, "stdout": out, "stderr": err})
+        return rc, out, err
+
+
+def load(sysfs, runner, target, tool_path, bitstream, timeout):
+    """Run the vendor tool once; raises :class:`FpgaError` with the tool's own words when it fails."""
+    argv = [tool_path] + tool_args(target, bitstream["staged"])
+    rc, out, err = runner.run(argv, timeout)
+    if rc in (124, 137):
+        raise FpgaError("%s: %s did not finish within %d s and was stopped (timeout); the region may be "
+                        "half-programmed" % (target.name, os.path.basename(tool_path), timeout))
+    if rc != 0:
+        said = (err or "").strip() or (out or "").strip() or "no output"
+        raise FpgaError("%s: %s failed (rc %s): %s" % (target.name, os.path.basename(tool_path), rc, said[-800:]))
+    return rc
+
+
+def verify(sysfs, target, want):
+    got = read_function(sysfs, target)
+    if got != want:
+        raise FpgaError("%s: read back function %s after loading, not the requested %s"
+                        % (target.name, dashed(got) if got else "none", dashed(want)))
+    return got
+
+
+# -- plan ----------------------------------------------------------------------------------------------
+def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, force=False, rollback=None,
+               auditor=None, persist=None):
+    """The plan for one run. ``current`` is the function read now (hex or None); ``rollback`` a staged
+    bitstream whose function is ``current``; ``persist`` the :class:`BootUnit` changes (or None)."""
+    plan = Plan()
+    want = bitstream["function_id"]
+    label = target.name
+    if current != want or force:
+        undo = None
+        if rollback is not None:
+            def undo():
+                load(sysfs, runner, target, tool_path, rollback, timeout)
+                verify(sysfs, target, current)
+                if auditor is not None:
+                    auditor.record("rollback fpga function", label, old=dashed(want), new=dashed(current),
+                                   extra={"bitstream": rollback["resolved"], "sha256": rollback["sha256"]})
+
+        def action():
+            load(sysfs, runner, target, tool_path, bitstream, timeout)
+            if auditor is not None:
+                auditor.record("load fpga function", label, old=dashed(current) if current else None, new=dashed(want),
+                               extra={"bitstream": bitstream["resolved"], "sha256": bitstream["sha256"],
+                                      "tool": os.path.basename(tool_path)})
+
+        plan.add("load %s (%s) onto %s with %s" % (os.path.basename(bitstream["resolved"]), dashed(want), label,
+                                                   os.path.basename(tool_path or target.tool)),
+                 action, undo, target=label, before=dashed(current) if current else None, after=dashed(want))
+        plan.add("read the function back from %s" % (target.function_path,),
+                 lambda: verify(sysfs, target, want), None)
+    if persist is not None:
+        for desc, action, undo, path, before, after in persist.steps():
+            plan.add(desc, action, undo, target=path, before=before, after=after)
+    return plan
+
+
+# -- boot persistence ------------------------------------------------------------------------------------
+def unit_name(target):
+    name = "accelops-fpga-%s" % target.address.replace(":", "-").replace(".", "-")
+    if target.port:
+        name += "-" + re.sub(r"[^A-Za-z0-9]", "-", target.port)
+    return name + ".service"
+
+
+class BootUnit(object):
+    """The files that re-run the same verified load at boot: a copy of the bitstream, a loader script and a
+    systemd unit (enabled through a multi-user.target.wants link). Paths are host paths mapped under the
+    root; what the script and unit name are the paths *on this machine* (the same when root is /)."""
+
+    def __init__(self, sysfs, target, tool_path, bitstream, timeout, present=True):
+        self.sysfs = sysfs
+        self.target = target
+        self.name = unit_name(target)
+        self.present = present
+        ext = ".gbs" if bitstream["format"] == "gbs" else ".xclbin"
+        self.host_paths = {
+            "bitstream": "%s/%s%s" % (STATE_DIR, bitstream["sha256"], ext),
+            "script": "%s/%s.sh" % (STATE_DIR, self.name[:-len(".service")]),
+            "unit": "%s/%s" % (UNIT_DIR, self.name),
+            "wants": "%s/multi-user.target.wants/%s" % (UNIT_DIR, self.name),
+        }
+        self.paths = dict((k, sysfs.real(v)) for k, v in self.host_paths.items())
+        self.bitstream = bitstream
+        self.tool_path = tool_path
+        self.timeout = timeout
+        self.contents = {"script": self._script(), "unit": self._unit()} if present else {}
+
+    def _script(self):
+        t = self.target
+        args = tool_args(t, self.paths["bitstream"])
+        want = self.bitstream["function_id"]
+        glob = self.sysfs.real(t.function_glob) if t.function_glob else ""
+        return "\n".join([
+            "#!/bin/sh",
+            "# Written by accelops.lifecycle.fpga_program: reload %s at boot (a loaded function is lost at"
+            % t.name,
+            "# power-off). Do not edit: the module rewrites it. Verifies the pinned sha256 first, then the",
+            "# function read back from sysfs; retries %d times." % BOOT_RETRIES,
+            "set -u",
+            "bitstream=%s" % _sh(self.paths["bitstream"]),
+            "sha256=%s" % self.bitstream["sha256"],
+            "want=%s" % want,
+            "tries=0",
+            "while [ \"$tries\" -lt %d ]; do" % BOOT_RETRIES,
+            "    tries=$((tries + 1))",
+            "    if ! echo \"$sha256  $bitstream\" | sha256sum -c --status -; then",
+            "        echo \"accelops-fpga: $bitstream does not match sha256 $sha256; not loading\" >&2",
+            "        exit 2",
+            "    fi",
+            "    if timeout --kill-after=10 %ds %s; then" % (self.timeout, " ".join(_sh(a) for a in [self.tool_path] + args)),
+            "        for f in %s; do" % glob,
+            "            got=$(tr -d -- '-\\n' < \"$f\" | tr 'A-F' 'a-f')",
+            "            got=${got#0x}",
+            "            if [ \"$got\" = \"$want\" ]; then",
+            "                echo \"accelops-fpga: %s function $want loaded\"" % t.name,
+            "                exit 0",
+            "            fi",
+            "        done",
+            "        echo \"accelops-fpga: %s: function read back is not $want\" >&2" % t.name,
+            "    fi",
+            "    [ \"$tries\" -lt %d ] && sleep %d" % (BOOT_RETRIES, BOOT_RETRY_DELAY),
+            "done",
+            "exit 1",
+            ""])
+
+    def _unit(self):
+        return "\n".join([
+            "# Written by accelops.lifecycle.fpga_program; do not edit.",
+            "[Unit]",
+            "Description=Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
+            "Before=libvirtd.service nova-compute.service",
+            "After=systemd-modules-load.service local-fs.target",
+            "",
+            "[Service]",
+            "Type=oneshot",
+            "RemainAfterExit=yes",
+            "ExecStart=/bin/sh %s" % self.paths["script"],
+            "TimeoutStartSec=%d" % (BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30),
+            "",
+            "[Install]",
+            "WantedBy=multi-user.target",
+            ""])
+
+    def _current(self, key):
+        p = self.paths[key]
+        if key == "wants":
+            return os.readlink(p) if os.path.islink(p) else None
+        try:
+            with open(p, "r") as f:
+                return f.read()
+        except (IOError, OSError):
+            return None
+
+    def steps(self):
+        """(description, action, undo, path, before, after) for each file that must change."""
+        out = []
+        if not self.present:
+            for key in ("wants", "unit", "script"):
+                before = self._current(key)
+                if before is not None or os.path.lexists(self.paths[key]):
+                    out.append(("remove %s" % self.host_paths[key], self._remover(key), self._restorer(key, before),
+                                self.host_paths[key], before, None))
+            return out
+        if not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
+            out.append(("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
+                        self._copy_bitstream, self._remover("bitstream"), self.host_paths["bitstream"], None,
+                        self.bitstream["sha256"]))
+        for key in ("script", "unit"):
+            before = self._current(key)
+            if before != self.contents[key]:
+                out.append(("write %s" % self.host_paths[key], self._writer(key, self.contents[key]),
+                            self._restorer(key, before), self.host_paths[key], before, self.contents[key]))
+        link = "../%s" % self.name
+        if self._current("wants") != link:
+            out.append(("enable %s (link in multi-user.target.wants)" % self.name, self._linker(link),
+                        self._restorer("wants", self._current("wants")), self.host_paths["wants"],
+                        self._current("wants"), link))
+        return out
+
+    def _copy_bitstream(self):
+        p = self.paths["bitstream"]
+        _makedirs(os.path.dirname(p), 0o700)
+        tmp = p + ".tmp"
+        shutil.copyfile(self.bitstream["staged"], tmp)
+        os.chmod(tmp, 0o400)
+        os.rename(tmp, p)
+
+    def _writer(self, key, content):
+        def write():
+            p = self.paths[key]
+            _makedirs(os.path.dirname(p), 0o755 if key == "unit" else 0o700)
+            tmp = p + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(content)
+            os.chmod(tmp, 0o644 if key == "unit" else 0o700)
+            os.rename(tmp, p)
+        return write
+
+    def _linker(self, link):
+        def enable():
+            p = self.paths["wants"]
+            _makedirs(os.path.dirname(p), 0o755)
+            if os.path.lexists(p):
+                os.unlink(p)
+            os.symlink(link, p)
+        return enable
+
+    def _remover(self, key):
+        def remove():
+            if os.path.lexists(self.paths[key]):
+                os.unlink(self.paths[key])
+        return remove
+
+    def _restorer(self, key, before):
+        def restore():
+            p = self.paths[key]
+            if before is None:
+                if os.path.lexists(p):
+                    os.unlink(p)
+            elif key == "wants":
+                if os.path.lexists(p):
+                    os.unlink(p)
+                os.symlink(before, p)
+            else:
+                self._writer(key, before)()
+        return restore
+
+
+def _same_file(path, sha256):
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest() == sha256
+    except (IOError, OSError):
+        return False
+
+
+def _makedirs(path, mode):
+    if not os.path.isdir(path):
+        os.makedirs(path, mode)
+
+
+def _sh(text):
+    if re.match(r"^[A-Za-z0-9_./:=+-]+$", text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"

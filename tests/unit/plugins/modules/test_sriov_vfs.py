@@ -1,0 +1,312 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The sriov_vfs module against FUSE-mounted lab hosts, where writes react like the kernel.
+
+Matrix: check mode (reports, changes nothing) -> real -> independent read-back -> check again (no change) -> real
+again (no change, no sysfs write) -> remove -> read-back; plus refusals, kernel errors, rollback, persistence.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIM = os.path.abspath(os.path.join(HERE, "..", "..", "..", "simulator"))
+if SIM not in sys.path:
+    sys.path.insert(0, SIM)
+
+accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
+from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _sysfs  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import exec_start  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.modules import sriov_vfs  # noqa: E402
+
+PF = "0000:d8:00.0"
+PF1 = "0000:d8:00.1"
+
+pytestmark = pytest.mark.skipif(fuse_unavailable_reason() is not None, reason=fuse_unavailable_reason() or "")
+
+
+class Exit(Exception):
+    def __init__(self, kind, result):
+        super(Exit, self).__init__(kind)
+        self.kind = kind
+        self.result = result
+
+
+@pytest.fixture(autouse=True)
+def _no_exit(monkeypatch):
+    monkeypatch.setenv("ACCELOPS_AUDIT_SYSLOG", "0")
+
+    def exit_json(self, **kw):
+        raise Exit("exit", kw)
+
+    def fail_json(self, msg, **kw):
+        kw["msg"] = msg
+        raise Exit("fail", kw)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+
+
+@pytest.fixture
+def writes(monkeypatch):
+    """Every sysfs write of the run, as (host path, value)."""
+    log = []
+    orig = _sysfs.Sysfs.write
+
+    def counting(self, path, value):
+        log.append((path, value))
+        return orig(self, path, value)
+    monkeypatch.setattr(_sysfs.Sysfs, "write", counting)
+    return log
+
+
+def run(args, check=False, diff=False):
+    a = dict(args)
+    if check:
+        a["_ansible_check_mode"] = True
+    if diff:
+        a["_ansible_diff"] = True
+    with patch_module_args(a):
+        with pytest.raises(Exit) as e:
+            sriov_vfs.main()
+    return e.value
+
+
+@pytest.fixture
+def nic(tmp_path):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with accelsim.mount("nic-sriov", str(mnt), state_dir=str(tmp_path / "state")) as h:
+        yield h
+
+
+def _args(h, tmp_path, **kw):
+    a = {"root": h.root, "address": PF, "persist_root": str(tmp_path / "persist")}
+    a.update(kw)
+    return a
+
+
+def _numvfs(h, pf=PF):
+    with open(os.path.join(h.root, "sys/bus/pci/devices", pf, "sriov_numvfs")) as f:
+        return int(f.read())
+
+
+def _driver(h, addr):
+    link = os.path.join(h.root, "sys/bus/pci/devices", addr, "driver")
+    return os.path.basename(os.readlink(link)) if os.path.islink(link) else None
+
+
+def test_matrix_count_and_vfio_binding(nic, tmp_path, writes):
+    args = _args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci")
+    before = nic.state()
+    e = run(args, check=True, diff=True)
+    assert e.kind == "exit", e.result
+    assert e.result["changed"] is True and e.result["applied"] and not writes
+    assert "sriov_numvfs 4" in e.result["diff"]["after"]
+    assert nic.state()["functions"] == before["functions"]
+    assert not (tmp_path / "persist").exists()
+    e = run(args)
+    assert e.kind == "exit", e.result
+    assert e.result["changed"] is True and e.result["applied"] == [s["description"] for s in e.result["plan"]]
+    assert e.result["vfs"] == ["0000:d8:02.0", "0000:d8:02.1", "0000:d8:02.2", "0000:d8:02.3"]
+    assert any("set sriov_numvfs" in line and "new=4" in line for line in e.result["audit"])
+    # independently: the sysfs tree and the kernel model
+    assert _numvfs(nic) == 4
+    assert [_driver(nic, a) for a in e.result["vfs"]] == ["vfio-pci"] * 4
+    st = nic.state()["functions"]
+    assert all(st[a]["driver"] == "vfio-pci" and st[a]["driver_override"] == "vfio-pci" for a in e.result["vfs"])
+    del writes[:]
+    e = run(args, check=True)
+    assert e.result["changed"] is False and e.result["plan"] == []
+    e = run(args)
+    assert e.result["changed"] is False and e.result["audit"] == [] and writes == []
+    # remove
+    e = run(_args(nic, tmp_path, num_vfs=0))
+    assert e.kind == "exit" and e.result["changed"] is True
+    assert _numvfs(nic) == 0 and not os.listdir(tmp_path / "persist" / "etc" / "accelops" / "boot")
+    e = run(_args(nic, tmp_path, num_vfs=0))
+    assert e.result["changed"] is False
+
+
+def test_count_change_goes_through_zero(nic, tmp_path):
+    assert run(_args(nic, tmp_path, num_vfs=2)).result["changed"]
+    e = run(_args(nic, tmp_path, num_vfs=6))
+    assert e.kind == "exit", e.result
+    descs = [s["description"] for s in e.result["plan"]]
+    assert descs[0].startswith("remove the 2 VFs") and descs[1].startswith("create 6 VFs")
+    assert _numvfs(nic) == 6
+
+
+def test_bad_input(nic, tmp_path):
+    e = run(_args(nic, tmp_path, address="0000:99:00.0", num_vfs=1))
+    assert e.kind == "fail" and "no PCI device 0000:99:00.0" in e.result["msg"]
+    e = run(_args(nic, tmp_path, address="zz:00.0", num_vfs=1))
+    assert e.kind == "fail" and "not a PCI address" in e.result["msg"]
+    e = run(_args(nic, tmp_path, num_vfs=65))
+    assert e.kind == "fail" and "at most 64" in e.result["msg"] and PF in e.result["msg"]
+    assert run(_args(nic, tmp_path, num_vfs=2)).kind == "exit"
+    e = run(_args(nic, tmp_path, address="0000:d8:02.0", num_vfs=1))
+    assert e.kind == "fail" and "is a VF" in e.result["msg"] and PF in e.result["msg"]
+    e = run(_args(nic, tmp_path, address="0000:00:17.0", num_vfs=1))
+    assert e.kind == "fail"
+    e = run(_args(nic, tmp_path, num_vfs=2, vf_driver="nosuchdrv"))
+    assert e.kind == "fail" and "not loaded" in e.result["msg"]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=[{"index": 0, "mac": "01:00:00:00:00:01"}]))
+    assert e.kind == "fail" and "multicast" in e.result["msg"]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=[{"index": 2, "mac": "52:54:00:00:00:01"}]))
+    assert e.kind == "fail" and "index 2" in e.result["msg"]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=[{"index": 0, "vlan": 5000}]))
+    assert e.kind == "fail" and "4094" in e.result["msg"]
+
+
+def test_refuses_in_use_with_evidence_and_force_is_limited(nic, tmp_path, writes):
+    assert run(_args(nic, tmp_path, num_vfs=2, vf_driver="vfio-pci")).kind == "exit"
+    dom = nic.mark_in_use("0000:d8:02.1", by="domain", name="instance-00000001")
+    del writes[:]
+    for force in (False, True):
+        e = run(_args(nic, tmp_path, num_vfs=4, force=force))
+        assert e.kind == "fail" and "instance-00000001" in e.result["msg"] and "0000:d8:02.1" in e.result["msg"]
+        assert e.result["blocked"][0]["evidence"][0]["kind"] == "domain"
+    assert writes == [] and _numvfs(nic) == 2
+    nic.release(dom)
+    # a process holding the VF's VFIO group: refused without force; force passes our check, the kernel decides
+    child = nic.hold("0000:d8:02.0")
+    try:
+        e = run(_args(nic, tmp_path, num_vfs=4))
+        assert e.kind == "fail" and "process" in e.result["msg"]
+        e = run(_args(nic, tmp_path, num_vfs=4, force=True))
+        assert e.kind == "fail" and "busy" in e.result["msg"] and e.result["state"] == "unchanged"
+        assert _numvfs(nic) == 2
+    finally:
+        nic.unhold(child)
+    assert run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci")).result["changed"]
+
+
+def test_kernel_error_rolls_back_and_says_so(nic, tmp_path, monkeypatch):
+    """EBUSY from the kernel on the third VF's unbind: the earlier steps are undone, the result says so."""
+    orig = _sysfs.Sysfs.write
+
+    def failing(self, path, value):
+        if path.endswith("/iavf/unbind") and "02.2" in str(value):
+            raise _sysfs.SysfsError("write %r to" % value, path, OSError(errno.EBUSY, os.strerror(errno.EBUSY)))
+        return orig(self, path, value)
+    monkeypatch.setattr(_sysfs.Sysfs, "write", failing)
+    e = run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci"))
+    assert e.kind == "fail", e.result
+    assert "0000:d8:02.2" in e.result["msg"] and "busy" in e.result["msg"]
+    assert e.result["state"] == "unchanged" and e.result["rolled_back"]
+    assert "the host is as it was" in e.result["msg"]
+    assert _numvfs(nic) == 0
+    assert not os.path.exists(tmp_path / "persist" / "etc" / "systemd" / "system" / "accelops-sriov-0000_d8_00_0.service")
+
+
+def test_rollback_failure_reports_partial_state(nic, tmp_path, monkeypatch):
+    orig = _sysfs.Sysfs.write
+    calls = {"n": 0}
+
+    def failing(self, path, value):
+        if path.endswith("/drivers_probe") and "02.1" in str(value):
+            raise _sysfs.SysfsError("write %r to" % value, path, OSError(errno.ENODEV, os.strerror(errno.ENODEV)))
+        if path.endswith("sriov_numvfs") and str(value) == "0":
+            calls["n"] += 1
+            raise _sysfs.SysfsError("write %r to" % value, path, OSError(errno.EBUSY, os.strerror(errno.EBUSY)))
+        return orig(self, path, value)
+    monkeypatch.setattr(_sysfs.Sysfs, "write", failing)
+    e = run(_args(nic, tmp_path, num_vfs=2, vf_driver="vfio-pci"))
+    assert e.kind == "fail"
+    assert e.result["state"] == "partial" and e.result["still_applied"]
+    assert "STILL IN EFFECT" in e.result["msg"] and "create 2 VFs" in e.result["msg"]
+    assert e.result["changed"] is True
+
+
+def test_vanished_device_is_reported(nic, tmp_path, monkeypatch):
+    orig = _sysfs.Sysfs.write
+
+    def gone(self, path, value):
+        if path.endswith("driver_override"):
+            raise _sysfs.SysfsError("open for write", path, OSError(errno.ENOENT, os.strerror(errno.ENOENT)))
+        return orig(self, path, value)
+    monkeypatch.setattr(_sysfs.Sysfs, "write", gone)
+    e = run(_args(nic, tmp_path, num_vfs=1, vf_driver="vfio-pci"))
+    assert e.kind == "fail" and "0000:d8:02.0/driver_override" in e.result["msg"] and "does not exist" in e.result["msg"]
+    assert e.result["state"] == "unchanged" and _numvfs(nic) == 0
+
+
+def test_persistence_survives_reboot(nic, tmp_path):
+    e = run(_args(nic, tmp_path, num_vfs=3, vf_driver="vfio-pci"))
+    assert e.kind == "exit", e.result
+    unit = tmp_path / "persist" / "etc" / "systemd" / "system" / "accelops-sriov-0000_d8_00_0.service"
+    text = unit.read_text()
+    assert "Before=libvirtd.service" in text and "nova-compute.service" in text and "Restart=on-failure" in text
+    assert os.path.islink(tmp_path / "persist" / "etc" / "systemd" / "system" / "multi-user.target.wants" / unit.name)
+    nic.reboot()
+    assert _numvfs(nic) == 0
+    cmd = exec_start(text)
+    p = subprocess.run(["/bin/bash", "-c", cmd], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert _numvfs(nic) == 3 and _driver(nic, "0000:d8:02.2") == "vfio-pci"
+    # the boot script is idempotent, and the module sees nothing to do
+    p = subprocess.run(["/bin/bash", "-c", cmd], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert run(_args(nic, tmp_path, num_vfs=3, vf_driver="vfio-pci")).result["changed"] is False
+
+
+def test_ip_commands_for_mac_vlan_trust(nic, tmp_path, monkeypatch):
+    """The simulator has no netlink: a fake ip (under persist-free test control) records the commands."""
+    calls = []
+    vfinfo = {}
+
+    def fake_run(self, argv, **kw):
+        args = argv[argv.index("--") + 1:] if "--" in argv else argv
+        i = next(n for n, a in enumerate(args) if a.endswith("/ip") or a == "ip")
+        args = args[i + 1:]
+        calls.append(args)
+        if args[:2] == ["-d", "-j"]:
+            import json
+            return 0, json.dumps([{"ifname": "enp216s0f0", "vfinfo_list": [
+                dict({"vf": k}, **v) for k, v in sorted(vfinfo.items())]}]), ""
+        if args[:2] == ["link", "set"]:
+            idx, key, val = int(args[5]), args[6], args[7]
+            d = vfinfo.setdefault(idx, {"address": "00:00:00:00:00:00", "vlan_list": [], "trust": False})
+            if key == "mac":
+                d["address"] = val
+            elif key == "vlan":
+                d["vlan_list"] = [{"vlan": int(val)}] if int(val) else []
+            else:
+                d["trust"] = val == "on"
+            return 0, "", ""
+        return 1, "", "bad"
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", fake_run)
+    ipdir = tmp_path / "tools"
+    ipdir.mkdir()
+    (ipdir / "ip").write_text("#!/bin/sh\nexit 0\n")
+    os.chmod(ipdir / "ip", 0o755)
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _sriov
+    monkeypatch.setattr(_sriov.HostOps, "find_tool", lambda self, name: str(ipdir / name) if name == "ip" else None)
+    vfs = [{"index": 0, "mac": "52:54:00:AA:00:01", "vlan": 100, "trust": True}, {"index": 1, "mac": "52-54-00-aa-00-02"}]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
+    assert e.kind == "exit", e.result
+    sets = [c for c in calls if c[:2] == ["link", "set"]]
+    assert sets == [["link", "set", "dev", "enp216s0f0", "vf", "0", "mac", "52:54:00:aa:00:01"],
+                    ["link", "set", "dev", "enp216s0f0", "vf", "0", "vlan", "100"],
+                    ["link", "set", "dev", "enp216s0f0", "vf", "0", "trust", "on"],
+                    ["link", "set", "dev", "enp216s0f0", "vf", "1", "mac", "52:54:00:aa:00:02"]]
+    del calls[:]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
+    assert e.result["changed"] is False and [c for c in calls if c[:2] == ["link", "set"]] == []
+    vfs[0]["vlan"] = 0
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
+    assert e.result["changed"] is True and [c for c in calls if c[:2] == ["link", "set"]] == [
+        ["link", "set", "dev", "enp216s0f0", "vf", "0", "vlan", "0"]]

@@ -1,0 +1,493 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The fpga_program module against simulated lab hosts.
+
+Plain trees (the simulator's tool fakes re-render them) for the matrix, faults and persistence; FUSE mounts (root,
+/dev/fuse) for the same load through a host that reacts like the kernel, a real process holding the port open and
+a file the kernel refuses to read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+from ansible_collections.accelops.lifecycle.plugins.modules import fpga_program
+
+SIMULATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "simulator")
+if os.path.isdir(SIMULATOR) and SIMULATOR not in sys.path:
+    sys.path.insert(0, SIMULATOR)
+accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
+from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
+
+OPAE = {"lab": "fpga-opae", "address": "0000:5e:00.0", "iface": "38558f8b33385e6ba9a5c6ac75f8e59f",
+        "default": "d8424dc4a4a93c849c1ad7c6d7b3c2a7", "port": "intel-fpga-port.0", "vf": "0000:5e:00.1"}
+DFL = {"lab": "fpga-dfl", "address": "0000:86:00.0", "iface": "9346116df8f65a1ba2b6f1ec3a8a0b5e",
+       "default": "9aeffe5f84570612c000c9660d824272", "port": "dfl-port.0", "vf": "0000:86:00.1"}
+ALVEO = {"lab": "xilinx-alveo", "mgmt": "0000:af:00.0", "user": "0000:af:00.1",
+         "iface": "0b2dd2ba-cdd0-3ee8-0c1b-6d1a8ebcd9b7"}
+AFU_A = "11112222333344445555666677778888"
+AFU_B = "aaaabbbbccccddddeeeeffff00001111"
+XCLBIN_A = "0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"
+
+
+class Exit(Exception):
+    def __init__(self, kind, result):
+        super(Exit, self).__init__(kind)
+        self.kind = kind
+        self.result = result
+
+
+@pytest.fixture(autouse=True)
+def _no_exit(monkeypatch):
+    def exit_json(self, **kw):
+        raise Exit("exit", kw)
+
+    def fail_json(self, msg, **kw):
+        kw["msg"] = msg
+        raise Exit("fail", kw)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setenv("ACCELOPS_AUDIT_SYSLOG", "0")
+
+
+def run(args, check=False, diff=False):
+    a = dict(args)
+    a["_ansible_check_mode"] = check
+    a["_ansible_diff"] = diff
+    with patch_module_args(a):
+        with pytest.raises(Exit) as e:
+            fpga_program.main()
+    return e.value
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def afu(root, lab):
+    """The AFU id as discovery reads it (independent of the module's read-back)."""
+    rec = discover(Sysfs(root=root), families=["fpga"], addresses=[lab["address"]], nvidia_smi="never")["accelerators"][0]
+    return rec["fpga"]["ports"][0]["afu_id"]
+
+
+def gbs(tmp_path, lab, afu_id=AFU_A, iface=None, name="a.gbs"):
+    p = accelsim.make_gbs(str(tmp_path / name), iface or lab["iface"], afu_id)
+    return p, sha(p)
+
+
+def replace_tool(root, name, script):
+    """Put a fake vendor tool in the simulated host's usr/bin (the original is kept as <name>.real)."""
+    path = os.path.join(root, "usr/bin", name)
+    real = path + ".real"
+    if not os.path.exists(real):
+        os.rename(path, real)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + script.replace("@REAL@", real) + "\n")
+    os.chmod(path, 0o755)
+    return path
+
+
+@pytest.fixture(params=[OPAE, DFL], ids=["opae", "dfl"])
+def intel(request, tmp_path):
+    lab = request.param
+    h = accelsim.render_tree(lab["lab"], str(tmp_path / "host"))
+    return h, lab
+
+
+# -- the matrix ----------------------------------------------------------------------------------------
+def test_check_real_verify_idempotent(intel, tmp_path):
+    h, lab = intel
+    path, digest = gbs(tmp_path, lab)
+    args = {"root": h.root, "address": lab["address"], "bitstream": path, "sha256": digest,
+            "function_id": "{%s}" % AFU_A.upper()}
+    c = run(args, check=True, diff=True)
+    assert c.kind == "exit", c.result.get("msg")
+    assert c.result["changed"] and c.result["tool"]["runs"] == [] and c.result["audit"] == []
+    assert c.result["before"]["function"].replace("-", "") == lab["default"]
+    assert c.result["after"]["function"].replace("-", "") == AFU_A
+    assert afu(h.root, lab) == lab["default"], "check mode changed the device"
+    assert lab["default"][:8] in c.result["diff"]["before"] and AFU_A[:8] in c.result["diff"]["after"]
+
+    r = run(args, diff=True)
+    assert r.kind == "exit", r.result.get("msg")
+    assert r.result["changed"] and r.result["plan"] == c.result["plan"]
+    assert r.result["applied"] == c.result["applied"]
+    assert afu(h.root, lab) == AFU_A
+    run_argv = r.result["tool"]["runs"][0]["argv"]
+    assert run_argv[0] == os.path.join(h.root, "usr/bin/fpgaconf")
+    bus, dev = lab["address"][5:7], lab["address"][8:10]
+    assert run_argv[1:7] == ["-B", "0x" + bus, "-D", "0x" + dev, "-F", "0x0"]
+    assert run_argv[-1] != path, "the tool must get the verified private copy"
+    assert len(r.result["audit"]) == 1
+    line = r.result["audit"][0]
+    assert "load fpga function" in line and lab["address"] in line and "new=11112222-" in line and "user=" in line
+
+    for check in (True, False):
+        again = run(args, check=check)
+        assert again.kind == "exit" and not again.result["changed"]
+        assert again.result["tool"]["runs"] == [] and again.result["plan"] == [] and again.result["audit"] == []
+
+
+def test_force_reloads_but_never_past_in_use(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE, afu_id=OPAE["default"])
+    args = {"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest}
+    assert not run(args).result["changed"]
+    forced = run(dict(args, force=True))
+    assert forced.kind == "exit" and forced.result["changed"] and len(forced.result["tool"]["runs"]) == 1
+    h.mark_in_use(OPAE["address"], by="domain", name="instance-00000001")
+    refused = run(dict(args, force=True))
+    assert refused.kind == "fail" and "in use" in refused.result["msg"] and "instance-00000001" in refused.result["msg"]
+
+
+def test_alveo_whole_card(tmp_path):
+    h = accelsim.render_tree("xilinx-alveo", str(tmp_path / "host"))
+    path = accelsim.make_xclbin(str(tmp_path / "vadd.xclbin"), ALVEO["iface"], XCLBIN_A)
+    args = {"root": h.root, "address": ALVEO["mgmt"], "bitstream": path, "sha256": sha(path)}
+    c = run(args, check=True)
+    assert c.kind == "exit" and c.result["changed"], c.result.get("msg")
+    assert c.result["target"]["programming_model"] == "single" and c.result["target"]["slots"] == [ALVEO["user"]]
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    assert r.result["tool"]["runs"][0]["argv"][1:5] == ["program", "--device", ALVEO["mgmt"], "--user"]
+    rec = discover(Sysfs(root=h.root), families=["fpga"], nvidia_smi="never")["accelerators"][0]
+    assert rec["function"]["id"].replace("-", "") == XCLBIN_A.replace("-", "")
+    assert not run(dict(args, address=ALVEO["user"])).result["changed"]
+    # a port makes no sense on a single-program card
+    bad = run(dict(args, port="0"))
+    assert bad.kind == "fail" and "single-program" in bad.result["msg"]
+    # in use: every slot of the card is refused, with the evidence
+    other = accelsim.make_xclbin(str(tmp_path / "other.xclbin"), ALVEO["iface"], "99999999-2222-3333-4444-555555555555")
+    h.mark_in_use(ALVEO["user"], by="domain", name="instance-000000aa")
+    busy = run(dict(args, bitstream=other, sha256=sha(other)))
+    assert busy.kind == "fail" and "instance-000000aa" in busy.result["msg"] and busy.result["in_use_by"]
+    # wrong shell interface
+    h.release("instance-000000aa")
+    wrong = accelsim.make_xclbin(str(tmp_path / "wrong.xclbin"), "11111111-0000-0000-0000-000000000001", XCLBIN_A)
+    w = run(dict(args, bitstream=wrong, sha256=sha(wrong)))
+    assert w.kind == "fail" and "built for interface 11111111-" in w.result["msg"]
+
+
+# -- refusals -----------------------------------------------------------------------------------------------
+def test_in_use_port_vf_and_pf(tmp_path):
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest}
+    pid = h.mark_in_use("/dev/dfl-port.0", by="process", name="afu-app")
+    r = run(args)
+    assert r.kind == "fail" and "/dev/dfl-port.0" in r.result["msg"] and "afu-app" in r.result["msg"]
+    assert r.result["in_use_by"][0]["pid"] == int(pid)
+    assert afu(h.root, DFL) == DFL["default"] and r.result["audit"] == []
+    h.release(pid)
+    with h.transaction() as k:
+        k.set_numvfs(DFL["address"], "1")
+    h.mark_in_use(DFL["vf"], by="domain", name="instance-0000vf01")
+    r = run(args, check=True)
+    assert r.kind == "fail" and "instance-0000vf01" in r.result["msg"], "check mode refuses too"
+    h.release("instance-0000vf01")
+    assert run(args).result["changed"]
+
+
+def test_wrong_checksum_and_interface(intel, tmp_path):
+    h, lab = intel
+    path, digest = gbs(tmp_path, lab)
+    r = run({"root": h.root, "address": lab["address"], "bitstream": path, "sha256": "0" * 64})
+    assert r.kind == "fail" and "not the pinned" in r.result["msg"] and digest in r.result["msg"]
+    r = run({"root": h.root, "address": lab["address"], "bitstream": path, "sha256": "xyz"})
+    assert r.kind == "fail" and r.result["msg"].startswith("sha256 must be 64 hex digits")
+    other, odigest = gbs(tmp_path, lab, iface="ffffeeeeddddccccbbbbaaaa99998888", name="other.gbs")
+    r = run({"root": h.root, "address": lab["address"], "bitstream": other, "sha256": odigest})
+    assert r.kind == "fail" and "built for interface ffffeeee-" in r.result["msg"] and lab["address"] in r.result["msg"]
+    r = run({"root": h.root, "address": lab["address"], "bitstream": path, "sha256": digest, "function_id": AFU_B})
+    assert r.kind == "fail" and "not function_id" in r.result["msg"]
+    assert afu(h.root, lab) == lab["default"]
+
+
+def test_bad_paths(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    base = {"root": h.root, "address": OPAE["address"], "sha256": digest}
+    r = run(dict(base, bitstream=str(tmp_path / "missing.gbs")))
+    assert r.kind == "fail" and "missing.gbs" in r.result["msg"] and "No such file" in r.result["msg"]
+    r = run(dict(base, bitstream=str(tmp_path)))
+    assert r.kind == "fail" and "not a regular file (a directory)" in r.result["msg"]
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    r = run(dict(base, bitstream=fifo))
+    assert r.kind == "fail" and "a FIFO" in r.result["msg"]
+    r = run(dict(base, bitstream="/dev/null"))
+    assert r.kind == "fail" and "a character device" in r.result["msg"]
+    link = str(tmp_path / "current.gbs")
+    os.symlink(path, link)
+    ok = run(dict(base, bitstream=link), check=True)
+    assert ok.kind == "exit" and ok.result["bitstream"]["symlink"] and ok.result["bitstream"]["resolved"] == path
+    r = run(dict(base, bitstream="relative.gbs"))
+    assert r.kind == "fail" and "absolute" in r.result["msg"]
+    junk = tmp_path / "junk.gbs"
+    junk.write_bytes(b"not a bitstream at all")
+    r = run(dict(base, bitstream=str(junk), sha256=sha(str(junk))))
+    assert r.kind == "fail" and "not a bitstream" in r.result["msg"]
+    xcl = accelsim.make_xclbin(str(tmp_path / "a.xclbin"), ALVEO["iface"], XCLBIN_A)
+    r = run(dict(base, bitstream=xcl, sha256=sha(xcl)))
+    assert r.kind == "fail" and "takes gbs files" in r.result["msg"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file; the FUSE test covers unreadable files as root")
+def test_unreadable_file(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    os.chmod(path, 0)
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
+    assert r.kind == "fail" and "cannot be read" in r.result["msg"]
+
+
+def test_bad_addresses(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    base = {"root": h.root, "bitstream": path, "sha256": digest}
+    r = run(dict(base, address="0000:99:00.0"))
+    assert r.kind == "fail" and "0000:99:00.0: no such PCI device" in r.result["msg"]
+    r = run(dict(base, address="card0"))
+    assert r.kind == "fail" and r.result["msg"].startswith("address must be a PCI address")
+    r = run(dict(base, address="0000:5d:00.0"))  # the root port above the card
+    assert r.kind == "fail" and "not an FPGA" in r.result["msg"]
+    with h.transaction() as k:
+        k.set_numvfs(OPAE["address"], "1")
+    r = run(dict(base, address=OPAE["vf"]))
+    assert r.kind == "fail" and "virtual function" in r.result["msg"] and OPAE["address"] in r.result["msg"]
+    r = run(dict(base, address=OPAE["address"], port="7"))
+    assert r.kind == "fail" and "no port '7'" in r.result["msg"]
+    assert run(dict(base, address="5e:00.0", port="0"), check=True).result["changed"]
+    r = run(dict(base, address=OPAE["address"], timeout=0))
+    assert r.kind == "fail" and "timeout" in r.result["msg"]
+
+
+# -- tool faults ----------------------------------------------------------------------------------------------
+def test_tool_fails(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    replace_tool(h.root, "fpgaconf", "echo 'Error: Failed to reconfigure slot: I/O error' >&2\nexit 1")
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
+    assert r.kind == "fail"
+    msg = r.result["msg"]
+    assert "fpgaconf failed (rc 1): Error: Failed to reconfigure slot: I/O error" in msg and OPAE["address"] in msg
+    assert r.result["state"] == "unchanged" and r.result["observed_function"].replace("-", "") == OPAE["default"]
+    assert r.result["audit"] == []
+
+
+def test_tool_missing(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    os.unlink(os.path.join(h.root, "usr/bin/fpgaconf"))
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
+    assert r.kind == "fail" and "fpgaconf is not installed" in r.result["msg"]
+
+
+def test_tool_hangs(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    replace_tool(h.root, "fpgaconf", "exec sleep 60")
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest, "timeout": 1})
+    assert r.kind == "fail"
+    assert "did not finish within 1 s" in r.result["msg"] and "timeout" in r.result["msg"]
+    assert OPAE["address"] in r.result["msg"] and "now shows function d8424dc4" in r.result["msg"]
+
+
+def test_readback_wrong_without_rollback_reports_state(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    bad, _ = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
+    replace_tool(h.root, "fpgaconf", 'exec @REAL@ -B 0x5e "%s"' % bad)   # loads another AFU than asked
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
+    assert r.kind == "fail"
+    msg = r.result["msg"]
+    assert "read back function aaaabbbb-" in msg and "not the requested 11112222-" in msg
+    assert "STILL IN EFFECT" in msg and r.result["state"] == "partial"
+    assert r.result["observed_function"].replace("-", "") == AFU_B
+    assert len(r.result["audit"]) == 1, "the load that happened is audited"
+
+
+def test_readback_wrong_rolls_back(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    bad, _ = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
+    prev, prev_digest = gbs(tmp_path, OPAE, afu_id=OPAE["default"], name="prev.gbs")
+    marker = str(tmp_path / "first-run-done")
+    # the first load goes wrong (another AFU), the rollback load works
+    replace_tool(h.root, "fpgaconf", 'if [ ! -e %s ]; then touch %s; exec @REAL@ -B 0x5e "%s"; fi\nexec @REAL@ "$@"'
+                 % (marker, marker, bad))
+    args = {"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest,
+            "rollback_bitstream": prev, "rollback_sha256": prev_digest}
+    r = run(args)
+    assert r.kind == "fail" and r.result["state"] == "unchanged", r.result["msg"]
+    assert "rolled back" in r.result["msg"] and "as it was before" in r.result["msg"]
+    assert afu(h.root, OPAE) == OPAE["default"]
+    assert len(r.result["tool"]["runs"]) == 2 and r.result["tool"]["runs"][1]["argv"][-1] != prev
+    assert [a.split(" action=")[1].split('"')[1] for a in r.result["audit"]] == ["load fpga function", "rollback fpga function"]
+
+
+def test_rollback_must_restore_the_current_function(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    notprev, npd = gbs(tmp_path, OPAE, afu_id=AFU_B, name="np.gbs")
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest,
+             "rollback_bitstream": notprev, "rollback_sha256": npd})
+    assert r.kind == "fail" and "would not restore" in r.result["msg"]
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest,
+             "rollback_bitstream": notprev, "rollback_sha256": "1" * 64})
+    assert r.kind == "fail" and r.result["msg"].startswith("rollback_bitstream")
+
+
+def test_device_vanishes_mid_change(tmp_path):
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, OPAE)
+    fpga_dir = os.path.join(h.root, "sys/bus/pci/devices", OPAE["address"], "fpga")
+    # the tool loads, then the card drops off the bus (surprise removal) before the read-back
+    replace_tool(h.root, "fpgaconf", '@REAL@ "$@" && rm -rf "%s/"' % fpga_dir)
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
+    assert r.kind == "fail"
+    msg = r.result["msg"]
+    assert OPAE["address"] in msg and "cannot read the loaded function back" in msg
+    assert "STILL IN EFFECT" in msg and "unknown (" in r.result["observed_function"]
+    assert r.result["state"] == "partial"
+
+
+# -- persistence ----------------------------------------------------------------------------------------------
+def _exec_start(unit_path):
+    with open(unit_path) as f:
+        for line in f:
+            if line.startswith("ExecStart="):
+                return shlex.split(line.split("=", 1)[1])
+    raise AssertionError("no ExecStart in %s" % unit_path)
+
+
+def test_persistent_unit_survives_reboot(tmp_path):
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True}
+    c = run(args, check=True)
+    assert c.kind == "exit" and c.result["changed"], c.result.get("msg")
+    unit = os.path.join(h.root, "etc/systemd/system", c.result["persistent"]["unit"])
+    assert not os.path.exists(unit)
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    text = open(unit).read()
+    assert "Before=libvirtd.service nova-compute.service" in text and "Type=oneshot" in text
+    assert os.readlink(os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit))) \
+        == "../" + os.path.basename(unit)
+    kept = os.path.join(h.root, "var/lib/accelops/fpga", digest + ".gbs")
+    assert sha(kept) == digest and stat.S_IMODE(os.stat(kept).st_mode) == 0o400
+    assert len(r.result["audit"]) == 5   # the load and four boot files
+    assert not run(args).result["changed"]
+
+    h.reboot()
+    assert afu(h.root, DFL) == DFL["default"], "a PR-loaded AFU is lost on reboot"
+    argv = _exec_start(unit)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert afu(h.root, DFL) == AFU_A
+    assert not run(args).result["changed"]
+
+    # a tampered copy is not loaded at boot
+    h.reboot()
+    os.chmod(kept, 0o600)
+    with open(kept, "ab") as f:
+        f.write(b"x")
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "does not match sha256" in p.stderr
+    assert afu(h.root, DFL) == DFL["default"]
+
+    # persistent: false removes the unit and its link
+    off = run(dict(args, persistent=False))
+    assert off.kind == "exit" and off.result["changed"]
+    assert not os.path.exists(unit) and not os.path.lexists(
+        os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit)))
+
+
+# -- FUSE: the kernel model, a real holder, a file the kernel refuses -----------------------------------------
+def _require_fuse():
+    why = fuse_unavailable_reason()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail("FUSE is required in CI: %s" % why)
+        pytest.skip("FUSE unavailable: %s" % why)
+
+
+@pytest.fixture
+def fuse_lab(tmp_path):
+    _require_fuse()
+    hosts = []
+
+    def make(lab):
+        mp = tmp_path / ("mnt-%d" % len(hosts))
+        mp.mkdir()
+        h = accelsim.mount(lab, str(mp))
+        hosts.append(h)
+        return h
+    yield make
+    for h in hosts:
+        h.unmount()
+
+
+@pytest.mark.parametrize("lab", [OPAE, DFL], ids=["opae", "dfl"])
+def test_fuse_matrix(fuse_lab, tmp_path, lab):
+    h = fuse_lab(lab["lab"])
+    path, digest = gbs(tmp_path, lab)
+    args = {"root": h.root, "address": lab["address"], "bitstream": path, "sha256": digest}
+    c = run(args, check=True)
+    assert c.kind == "exit" and c.result["changed"] and afu(h.root, lab) == lab["default"], c.result.get("msg")
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    assert h.state()["fpga"][lab["address"]]["afu_id"] == AFU_A
+    with open(os.path.join(h.root, r.result["target"]["function_path"].lstrip("/"))) as f:
+        assert f.read().strip() == AFU_A
+    assert not run(args, check=True).result["changed"] and not run(args).result["changed"]
+
+    other, odigest = gbs(tmp_path, lab, afu_id=AFU_B, name="b.gbs")
+    holder = h.hold("/dev/%s" % lab["port"])
+    try:
+        busy = run(dict(args, bitstream=other, sha256=odigest))
+    finally:
+        h.unhold(holder)
+    assert busy.kind == "fail" and "in use" in busy.result["msg"] and str(holder.pid) in busy.result["msg"]
+    assert afu(h.root, lab) == AFU_A
+    wrong = run(dict(args, bitstream=other, sha256="f" * 64))
+    assert wrong.kind == "fail" and "not the pinned" in wrong.result["msg"]
+    iface, idigest = gbs(tmp_path, lab, iface="ffffeeeeddddccccbbbbaaaa99998888", name="i.gbs")
+    wi = run(dict(args, bitstream=iface, sha256=idigest))
+    assert wi.kind == "fail" and "built for interface" in wi.result["msg"]
+    assert run(dict(args, bitstream=other, sha256=odigest)).result["changed"]
+    assert afu(h.root, lab) == AFU_B
+
+
+def test_fuse_unreadable_bitstream(fuse_lab):
+    h = fuse_lab("fpga-opae")
+    # a write-only attribute: opening it for reading fails with EACCES even for root, as kernfs does
+    path = os.path.join(h.root, "sys/bus/pci/drivers_probe")
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": "0" * 64})
+    assert r.kind == "fail" and "cannot be read" in r.result["msg"] and "drivers_probe" in r.result["msg"]
+
+
+def test_fuse_alveo(fuse_lab, tmp_path):
+    h = fuse_lab("xilinx-alveo")
+    path = accelsim.make_xclbin(str(tmp_path / "vadd.xclbin"), ALVEO["iface"], XCLBIN_A)
+    args = {"root": h.root, "address": ALVEO["user"], "bitstream": path, "sha256": sha(path)}
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    assert h.state()["alveo"][ALVEO["mgmt"]]["xclbin_uuid"].replace("-", "") == XCLBIN_A.replace("-", "")
+    assert not run(args).result["changed"]

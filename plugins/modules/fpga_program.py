@@ -100,7 +100,7 @@ options:
   persistent:
     description:
       - A loaded function is lost at power-off. With V(true) a systemd unit under C(/etc/systemd/system) (below
-        O(root)) re-runs the same load at boot, before C(libvirtd.service) and C(nova-compute.service): it
+        O(root)) re-runs the same load at boot, before C(libvirtd.service) and C(nova-compute.service); it
         checks the sha256 of a copy of the bitstream kept under C(/var/lib/accelops/fpga), runs the vendor tool
         with the timeout, reads the function back and retries a few times.
       - With V(false), such a unit written earlier for this port or card is removed.

@@ -356,6 +356,25 @@ def _bind_steps(ops, plan, vf_addr, vf_index, cur_driver, cur_override, new_vf, 
                  before="unbound", after="driver %s" % driver)
 
 
+def _restore_vfs(ops, base, old, old_vfs):
+    """Undo of removing a PF's VFs: the old count, then each VF's old override and driver (best effort)."""
+    sysfs = ops.sysfs
+
+    def restore():
+        ops.write(base + "/sriov_numvfs", "0")
+        ops.write(base + "/sriov_numvfs", str(old))
+        for vf in old_vfs:
+            vbase = "%s/%s" % (DEVICES, vf["address"])
+            if vf["driver_override"]:
+                ops.write(vbase + "/driver_override", vf["driver_override"])
+            now = sysfs.link_name(vbase + "/driver")
+            if vf["driver"] and now != vf["driver"]:
+                if now:
+                    ops.write("%s/%s/unbind" % (DRIVERS, now), vf["address"])
+                ops.write("/sys/bus/pci/drivers_probe", vf["address"])
+    return restore
+
+
 def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
     """Plan the change of one PF. Returns ``(plan, info)``; raises :class:`ProgrammingError` for bad input or
     when a VF that would change is in use."""
@@ -387,20 +406,7 @@ def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
     base = "%s/%s" % (DEVICES, addr)
     if count_change:
         if pf["numvfs"]:
-            old_vfs = pf["vfs"]
-
-            def restore(old=pf["numvfs"], old_vfs=old_vfs):
-                ops.write(base + "/sriov_numvfs", "0")
-                ops.write(base + "/sriov_numvfs", str(old))
-                for vf in old_vfs:
-                    vbase = "%s/%s" % (DEVICES, vf["address"])
-                    if vf["driver_override"]:
-                        ops.write(vbase + "/driver_override", vf["driver_override"])
-                    now = sysfs.link_name(vbase + "/driver")
-                    if vf["driver"] and now != vf["driver"]:
-                        if now:
-                            ops.write("%s/%s/unbind" % (DRIVERS, now), vf["address"])
-                        ops.write("/sys/bus/pci/drivers_probe", vf["address"])
+            restore = _restore_vfs(ops, base, pf["numvfs"], pf["vfs"])
             plan.add("remove the %d VFs of %s (sriov_numvfs %d -> 0)" % (pf["numvfs"], addr, pf["numvfs"]),
                      ops.writer(base + "/sriov_numvfs", "0", "set sriov_numvfs", addr, pf["numvfs"], 0), restore,
                      target=addr, before="sriov_numvfs %d" % pf["numvfs"], after="sriov_numvfs 0")
@@ -464,16 +470,18 @@ def _ip_steps(ops, plan, pf, vf_list, settings, count_change, force):
             old = cur.get(key)
             undo_argv = ip_vf_command("ip", pf["netdev"], idx, key, old)[1:] if old is not None else None
 
-            def act(argv=argv, key=key, idx=idx, old=old, want=want):
-                ops.run_tool("ip", argv)
-                if ops.auditor is not None:
-                    ops.auditor.record("set vf %s" % key, "%s vf %d" % (pf["address"], idx), old, want)
-
-            def undo(undo_argv=undo_argv):
-                if undo_argv:
-                    ops.run_tool("ip", undo_argv)
-            plan.add("set %s of VF %d on %s to %s" % (key, idx, pf["netdev"], want), act, undo if undo_argv else None,
+            act = _ip_action(ops, argv, "set vf %s" % key, "%s vf %d" % (pf["address"], idx), old, want)
+            undo = _ip_action(ops, undo_argv) if undo_argv else None
+            plan.add("set %s of VF %d on %s to %s" % (key, idx, pf["netdev"], want), act, undo,
                      target="%s vf %d" % (pf["address"], idx), before="%s %s" % (key, old), after="%s %s" % (key, want))
+
+
+def _ip_action(ops, argv, action=None, device=None, old=None, new=None):
+    def run():
+        ops.run_tool("ip", argv)
+        if ops.auditor is not None and action:
+            ops.auditor.record(action, device, old, new)
+    return run
 
 
 def boot_lines(sysfs, pf, n, driver, settings, ops):

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -190,7 +189,7 @@ def bench_cli(cli_hosts, devices):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     ap.add_argument("--hosts", type=int, default=50)
     ap.add_argument("--devices", type=int, default=16)
     ap.add_argument("--cli-hosts", type=int, default=1, help="hosts to run the CLI way on (extrapolated)")

@@ -20,7 +20,6 @@ description:
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
   - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.info_module
 attributes:
   check_mode:
     support: full
@@ -54,7 +53,7 @@ options:
     type: bool
     default: true
 author:
-  - accelops.lifecycle contributors
+  - accelops.lifecycle contributors (@accelops)
 seealso:
   - module: accelops.lifecycle.placement_provider_tree
 '''
@@ -111,8 +110,9 @@ providers:
       description: What is used of each resource class.
       type: dict
     allocations:
-      description: Consumers and what they hold here (C({consumer uuid: {resources: {RC: n}}})); empty when
-        O(include_allocations=false).
+      description:
+        - Consumers and what they hold here, keyed by consumer uuid, each with C(resources) by resource class.
+        - Empty when O(include_allocations=false).
       type: dict
     in_use:
       description: Whether any of its resources are used.

@@ -142,7 +142,7 @@ seealso:
   - module: accelops.lifecycle.placement_provider_info
   - module: accelops.lifecycle.accelerator_info
 author:
-  - accelops.lifecycle contributors
+  - accelops.lifecycle contributors (@accelops)
 '''
 
 EXAMPLES = r'''

@@ -159,7 +159,7 @@ class PlacementService(object):
         if not self.access_log or not os.path.exists(self.access_log):
             return 0
         with open(self.access_log) as f:
-            return sum(1 for _ in f)
+            return sum(1 for dummy in f)
 
     def requests_since(self, mark):
         """Requests the server logged since ``mark`` (``log_mark()``), as "METHOD PATH STATUS" lines."""

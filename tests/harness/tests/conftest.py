@@ -9,6 +9,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fixtures import clean_placement, placement, put_collection_on_path  # noqa: E402,F401
+from fixtures import clean_placement, placement, put_collection_on_path  # noqa: E402,F401  pylint: disable=unused-import
 
 put_collection_on_path()

@@ -8,7 +8,6 @@ Counts requests from the server's own access log, plays a concurrent writer betw
 its write, and reads results back with the osc-placement CLI (a separate client in a separate venv).
 Run: .venv/bin/python -m pytest tests/harness/tests
 """
-import copy
 import json
 import socket
 

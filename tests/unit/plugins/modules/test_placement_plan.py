@@ -76,8 +76,8 @@ def test_vgpu_total_counts_created_and_available_instances():
     rec = {"address": "0000:3b:00.0", "family": "gpu", "vendor_id": "10de", "device_id": "1eb8",
            "programming_model": "single", "function": {"id": "nvidia-223", "name": "GRID T4-2B",
                                                        "trait": "CUSTOM_FUNCTION_GRID_T4_2B"},
-           "gpu": {"mdev_types": [{"id": "nvidia-223", "available_instances": 6}, {"id": "nvidia-224",
-                                                                                 "available_instances": 4}]},
+           "gpu": {"mdev_types": [{"id": "nvidia-223", "available_instances": 6},
+                                  {"id": "nvidia-224", "available_instances": 4}]},
            "units": [{"kind": "device"}, {"kind": "mdev", "type": "nvidia-223"}, {"kind": "mdev", "type": "nvidia-223"}]}
     (p,) = P.desired_providers("cn1", [rec], function_names={"nvidia-223": "t4 2b"})
     assert p["inventories"]["VGPU"]["total"] == 8

@@ -354,7 +354,7 @@ def _locate_xilinx(sysfs, rec, fp, port, result):
 def _find_rel(sysfs, base, name, depth=4):
     """The path below ``base`` of the directory ``name`` (breadth first, links not followed)."""
     level = [""]
-    for _ in range(depth):
+    for _level in range(depth):
         nxt = []
         for rel in level:
             d = base + ("/" + rel if rel else "")

@@ -307,28 +307,26 @@ def run(module, sysfs, workdir, auditor, out):
                                      _fpga.dashed(current) if current else "nothing"))
 
     loading = current != want or p["force"]
-    if loading:
+    if loading or p["persistent"]:
         if tool_path is None:
             raise _fpga.FpgaError("%s: %s is not installed (looked in %s%s)" % (
                 target.name, target.tool, ", ".join(_fpga.TOOL_DIRS),
                 "" if sysfs.root == "/" else " under %s" % sysfs.root))
+    if loading:
         evidence = _fpga.in_use(sysfs, target)
         if evidence:
             what = "card" if target.model == "single" else "port"
             raise _fpga.FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
                                   % (target.name, _fpga.dashed(want), what, _fpga.evidence_text(evidence)),
                                   in_use_by=evidence)
-    persist = None
-    if p["persistent"] or tool_path is not None:
-        persist = _fpga.BootUnit(sysfs, target, tool_path or target.tool, bitstream, p["timeout"], present=p["persistent"])
-        if p["persistent"]:
-            out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
-    runner = _fpga.Runner(lambda argv: module.run_command(argv), _timeout_bin(module))
+    persist = _fpga.BootUnit(sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"])
+    if p["persistent"]:
+        out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
+    runner = _fpga.Runner(module.run_command, _timeout_bin(module))
     out["tool"]["runs"] = runner.calls
     plan = _fpga.build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
                             rollback=rollback, auditor=auditor, persist=persist)
-    if persist is not None:
-        _audit_persist_steps(plan, auditor, target)
+    _audit_persist_steps(plan, auditor, target)
     out["plan"] = plan.describe()
     if module._diff:  # pylint: disable=protected-access
         out["diff"] = plan.diff()
@@ -346,7 +344,7 @@ def run(module, sysfs, workdir, auditor, out):
         out["after"] = _function(want)
     else:
         out["after"] = _function(_fpga.read_function(sysfs, target))
-        if sysfs.root == "/" and persist is not None and any(s.target and s.target.startswith(_fpga.UNIT_DIR) for s in plan.steps):
+        if sysfs.root == "/" and any(s.target and s.target.startswith(_fpga.UNIT_DIR) for s in plan.steps):
             systemctl = module.get_bin_path("systemctl")
             if systemctl:
                 rc, _o, err = module.run_command([systemctl, "daemon-reload"])

@@ -296,6 +296,11 @@ def test_tool_missing(tmp_path):
     os.unlink(os.path.join(h.root, "usr/bin/fpgaconf"))
     r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
     assert r.kind == "fail" and "fpgaconf is not installed" in r.result["msg"]
+    # already loaded: no tool needed, unless a boot unit must run it
+    loaded, ldigest = gbs(tmp_path, OPAE, afu_id=OPAE["default"], name="loaded.gbs")
+    assert not run({"root": h.root, "address": OPAE["address"], "bitstream": loaded, "sha256": ldigest}).result["changed"]
+    r = run({"root": h.root, "address": OPAE["address"], "bitstream": loaded, "sha256": ldigest, "persistent": True})
+    assert r.kind == "fail" and "fpgaconf is not installed" in r.result["msg"]
 
 
 def test_tool_hangs(tmp_path):
@@ -311,7 +316,7 @@ def test_tool_hangs(tmp_path):
 def test_readback_wrong_without_rollback_reports_state(tmp_path):
     h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
     path, digest = gbs(tmp_path, OPAE)
-    bad, _ = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
+    bad, _bad_digest = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
     replace_tool(h.root, "fpgaconf", 'exec @REAL@ -B 0x5e "%s"' % bad)   # loads another AFU than asked
     r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
     assert r.kind == "fail"
@@ -325,7 +330,7 @@ def test_readback_wrong_without_rollback_reports_state(tmp_path):
 def test_readback_wrong_rolls_back(tmp_path):
     h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
     path, digest = gbs(tmp_path, OPAE)
-    bad, _ = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
+    bad, _bad_digest = gbs(tmp_path, OPAE, afu_id=AFU_B, name="bad.gbs")
     prev, prev_digest = gbs(tmp_path, OPAE, afu_id=OPAE["default"], name="prev.gbs")
     marker = str(tmp_path / "first-run-done")
     # the first load goes wrong (another AFU), the rollback load works
@@ -398,7 +403,7 @@ def test_persistent_unit_survives_reboot(tmp_path):
     h.reboot()
     assert afu(h.root, DFL) == DFL["default"], "a PR-loaded AFU is lost on reboot"
     argv = _exec_start(unit)
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert p.returncode == 0, p.stderr
     assert afu(h.root, DFL) == AFU_A
     assert not run(args).result["changed"]
@@ -408,7 +413,7 @@ def test_persistent_unit_survives_reboot(tmp_path):
     os.chmod(kept, 0o600)
     with open(kept, "ab") as f:
         f.write(b"x")
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert p.returncode == 2 and "does not match sha256" in p.stderr
     assert afu(h.root, DFL) == DFL["default"]
 

@@ -34,8 +34,11 @@ if [ -n "$pip_ver" ]; then
   cp tools/get_pip_standin.py "$HOME/.ansible/test/cache/get_pip_${pip_ver//./_}.py"
 fi
 
-coll=$(tools/stage.sh "$top/.build/gates/collections")
-export ANSIBLE_COLLECTIONS_PATH="$top/.build/gates/collections"
+# A staging tree per run: two gate runs at once (or a demo re-staging) never pull a tree from under each other.
+run_dir="$top/.build/gates/run-$$"
+trap 'rm -rf "$run_dir"' EXIT
+coll=$(tools/stage.sh "$run_dir/collections")
+export ANSIBLE_COLLECTIONS_PATH="$run_dir/collections"
 gates=${GATES:-"sanity lint changelog docs units simulator harness integration"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
@@ -70,7 +73,7 @@ gate_harness() {
 
 # Real services (Placement, ...) for the integration targets: started once, their endpoints handed to every
 # target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
-services_dir="$top/.build/services"
+services_dir="$run_dir/services"
 start_services() {
   rm -rf "$services_dir"; mkdir -p "$services_dir"
   { echo "---"; echo "accelops_simulator_path: $coll/tests/simulator"; } >"$coll/tests/integration/integration_config.yml"

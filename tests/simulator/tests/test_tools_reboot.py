@@ -55,8 +55,8 @@ def test_nvidia_smi_and_sriov_manage(tree):
     rc, out, _err = run(h, "usr/bin/nvidia-smi", "-L")
     assert rc == 0 and out == ("GPU 0: Tesla T4 (UUID: GPU-5c4fb7d7-2a7a-1a0e-6e1b-0c2f4a3d9b11)\n"
                                "GPU 1: NVIDIA L40 (UUID: GPU-9f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b)\n")
-    rc, out, _err = run(h, "usr/bin/nvidia-smi", "--query-gpu=index,pci.bus_id,name,memory.total,driver_version,mig.mode.current",
-                     "--format=csv,noheader,nounits", "-i", "1")
+    query = "--query-gpu=index,pci.bus_id,name,memory.total,driver_version,mig.mode.current"
+    rc, out, _err = run(h, "usr/bin/nvidia-smi", query, "--format=csv,noheader,nounits", "-i", "1")
     assert out == "1, 00000000:3B:00.0, NVIDIA L40, 46068, 550.90.05, [N/A]\n"
     rc, out, _err = run(h, "usr/bin/nvidia-smi", "--query-gpu=name,bogus", "--format=csv")
     assert rc == 2 and 'Field "bogus" is not a valid field to query.' in out

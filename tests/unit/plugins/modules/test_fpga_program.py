@@ -247,15 +247,6 @@ def test_bad_paths(tmp_path):
     assert r.kind == "fail" and "takes gbs files" in r.result["msg"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a mode-000 file; the FUSE test covers unreadable files as root")
-def test_unreadable_file(tmp_path):
-    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
-    path, digest = gbs(tmp_path, OPAE)
-    os.chmod(path, 0)
-    r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
-    assert r.kind == "fail" and "cannot be read" in r.result["msg"]
-
-
 def test_bad_addresses(tmp_path):
     h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
     path, digest = gbs(tmp_path, OPAE)

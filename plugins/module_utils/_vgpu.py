@@ -27,11 +27,7 @@ import re
 import socket
 import uuid as uuidlib
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import (
-    Files,
-    parse_mdevctl_defined,
-    shell_quote,
-)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     DEVICES,

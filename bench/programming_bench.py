@@ -100,8 +100,8 @@ def main():
     ap.add_argument("--skip-nic", action="store_true")
     args = ap.parse_args()
     coll = collections_path()
-    print("- machine: %d CPUs, %s; Python %s; %s" % (os.cpu_count(), platform.processor() or platform.machine(),
-                                                   platform.python_version(), platform.platform()))
+    print("- machine: %d CPUs, %s; Python %s; %s" % (
+        os.cpu_count(), platform.processor() or platform.machine(), platform.python_version(), platform.platform()))
     print("- simulator: FUSE mount (single-threaded daemon; every write runs the kernel model, saves the state and "
           "rebuilds the tree)")
     print()

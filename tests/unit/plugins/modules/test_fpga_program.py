@@ -20,8 +20,6 @@ import sys
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
@@ -30,6 +28,8 @@ from ansible_collections.accelops.lifecycle.plugins.modules import fpga_program
 SIMULATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "simulator")
 if os.path.isdir(SIMULATOR) and SIMULATOR not in sys.path:
     sys.path.insert(0, SIMULATOR)
+from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
+
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -44,34 +44,13 @@ AFU_B = "aaaabbbbccccddddeeeeffff00001111"
 XCLBIN_A = "0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9"
 
 
-class Exit(Exception):
-    def __init__(self, kind, result):
-        super(Exit, self).__init__(kind)
-        self.kind = kind
-        self.result = result
-
-
 @pytest.fixture(autouse=True)
 def _no_exit(monkeypatch):
-    def exit_json(self, **kw):
-        raise Exit("exit", kw)
-
-    def fail_json(self, msg, **kw):
-        kw["msg"] = msg
-        raise Exit("fail", kw)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-    monkeypatch.setenv("ACCELOPS_AUDIT_SYSLOG", "0")
+    patch_exits(monkeypatch)
 
 
 def run(args, check=False, diff=False):
-    a = dict(args)
-    a["_ansible_check_mode"] = check
-    a["_ansible_diff"] = diff
-    with patch_module_args(a):
-        with pytest.raises(Exit) as e:
-            fpga_program.main()
-    return e.value
+    return run_module(fpga_program.main, args, check, diff)
 
 
 def sha(path):

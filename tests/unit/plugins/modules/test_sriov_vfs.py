@@ -13,17 +13,12 @@ from __future__ import annotations
 import errno
 import os
 import subprocess
-import sys
 
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SIM = os.path.abspath(os.path.join(HERE, "..", "..", "..", "simulator"))
-if SIM not in sys.path:
-    sys.path.insert(0, SIM)
+from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
@@ -38,50 +33,13 @@ PF1 = "0000:d8:00.1"
 pytestmark = pytest.mark.skipif(fuse_unavailable_reason() is not None, reason=fuse_unavailable_reason() or "")
 
 
-class Exit(Exception):
-    def __init__(self, kind, result):
-        super(Exit, self).__init__(kind)
-        self.kind = kind
-        self.result = result
-
-
 @pytest.fixture(autouse=True)
 def _no_exit(monkeypatch):
-    monkeypatch.setenv("ACCELOPS_AUDIT_SYSLOG", "0")
-
-    def exit_json(self, **kw):
-        raise Exit("exit", kw)
-
-    def fail_json(self, msg, **kw):
-        kw["msg"] = msg
-        raise Exit("fail", kw)
-    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
-    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
-
-
-@pytest.fixture
-def writes(monkeypatch):
-    """Every sysfs write of the run, as (host path, value)."""
-    log = []
-    orig = _sysfs.Sysfs.write
-
-    def counting(self, path, value):
-        log.append((path, value))
-        return orig(self, path, value)
-    monkeypatch.setattr(_sysfs.Sysfs, "write", counting)
-    return log
+    patch_exits(monkeypatch)
 
 
 def run(args, check=False, diff=False):
-    a = dict(args)
-    if check:
-        a["_ansible_check_mode"] = True
-    if diff:
-        a["_ansible_diff"] = True
-    with patch_module_args(a):
-        with pytest.raises(Exit) as e:
-            sriov_vfs.main()
-    return e.value
+    return run_module(sriov_vfs.main, args, check, diff)
 
 
 @pytest.fixture

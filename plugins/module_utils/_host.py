@@ -18,6 +18,10 @@ HOST_ARGUMENT_SPEC = dict(
     root=dict(type="path", default="/"),
 )
 
+# Where libvirt keeps running domains' status XML: the in-use evidence every host module reads
+# (documented in the accelerator_info module and the _plan doc fragment).
+LIBVIRT_RUN_DIR_OPTION = dict(type="str", default="/run/libvirt/qemu")
+
 
 def host_argument_spec(**extra):
     """The host base's options plus the module's own extra options."""

@@ -375,14 +375,17 @@ class PciIds(object):
         self._vendors[vid] = block
         return block
 
-    def vendor(self, vid):
-        key = ("vendor", vid)
+    def _memoized(self, lookup, *args):
+        """``lookup(*args)``, computed once per argument tuple (pci.ids answers are reused across devices)."""
+        key = (lookup.__name__,) + args
         try:
             return self._memo[key]
         except KeyError:
-            pass
-        value = self._memo[key] = self._vendor(vid)
-        return value
+            value = self._memo[key] = lookup(*args)
+            return value
+
+    def vendor(self, vid):
+        return self._memoized(self._vendor, vid)
 
     def _vendor(self, vid):
         if not vid:
@@ -391,13 +394,7 @@ class PciIds(object):
         return self._name(self._data, block[1]) if block else None
 
     def device(self, vid, did):
-        key = ("device", vid, did)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
-        value = self._memo[key] = self._device(vid, did)
-        return value
+        return self._memoized(self._device, vid, did)
 
     def _device(self, vid, did):
         if not vid or not did:
@@ -410,13 +407,7 @@ class PciIds(object):
         return self._name(self._data, pos + len(key)) if pos >= 0 else None
 
     def subsystem(self, vid, did, svid, sdid):
-        key = ("subsystem", vid, did, svid, sdid)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
-        value = self._memo[key] = self._subsystem(vid, did, svid, sdid)
-        return value
+        return self._memoized(self._subsystem, vid, did, svid, sdid)
 
     def _subsystem(self, vid, did, svid, sdid):
         if not (vid and did and svid and sdid):
@@ -435,13 +426,7 @@ class PciIds(object):
         return self._name(self._data, spos + len(skey)) if spos >= 0 else None
 
     def class_name(self, class_id):
-        key = ("class_name", class_id)
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
-        value = self._memo[key] = self._class_name(class_id)
-        return value
+        return self._memoized(self._class_name, class_id)
 
     def _class_name(self, class_id):
         """Name of the sub-class ('0302' of '030200'), else of the base class."""

@@ -301,7 +301,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import OptionError, discover
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 
 MAX_DEVICE_WARNINGS = 20
 
@@ -314,7 +314,7 @@ def main():
             addresses=dict(type="list", elements="str"),
             include_all=dict(type="bool", default=False),
             in_use=dict(type="bool", default=True),
-            libvirt_run_dir=dict(type="str", default="/run/libvirt/qemu"),
+            libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             nvidia_smi=dict(type="str", default="auto"),
             pci_ids_path=dict(type="path"),
             publish_facts=dict(type="bool", default=False),

@@ -35,6 +35,7 @@ author:
   - accelops.lifecycle contributors (@accelops)
 extends_documentation_fragment:
   - accelops.lifecycle._host
+  - accelops.lifecycle._plan
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -94,11 +95,6 @@ options:
     description:
       - Directory under which boot files and the vendor type-name cache are written. Defaults to O(root).
     type: path
-  libvirt_run_dir:
-    description:
-      - The directory (a host path, read under O(root)) where libvirt keeps the status XML of running domains.
-    type: str
-    default: /run/libvirt/qemu
   tool_timeout:
     description:
       - Seconds C(mdevctl) or C(sriov-manage) may run before it is stopped and the change fails (and is rolled
@@ -208,7 +204,7 @@ audit:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, ProgrammingError
@@ -236,7 +232,7 @@ def main():
             force=dict(type="bool", default=False),
             persistent=dict(type="bool", default=True),
             persist_root=dict(type="path"),
-            libvirt_run_dir=dict(type="str", default="/run/libvirt/qemu"),
+            libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             tool_timeout=dict(type="int", default=60),
         ),
         supports_check_mode=True,

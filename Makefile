@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git
+DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils
 PYTHON ?= $(shell tools/find-python.sh)
 
 .PHONY: all demo test setup deps venv services-venv stage clean
@@ -14,7 +14,7 @@ deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 ## The virtualenv with pinned Python packages (rebuilt when the requirement files change).
@@ -48,4 +48,4 @@ test: setup
 	tools/gates.sh
 
 clean:
-	rm -rf .build $(VENV) .venv-services tests/output
+	rm -rf .build $(VENV) .venv-services .venv-cyborg .venv-ironic tests/output

@@ -186,8 +186,27 @@ class Placement(object):
         return stop_pid_file(os.path.join(state_dir, self.name, "placement.pid"))
 
 
-# One entry per service; Cyborg and Ironic join here (issues 7 and 9).
-SERVICES = {"placement": Placement}
+def _load_services():
+    """Placement, then every ``svc_<name>.py`` beside this file that defines ``SERVICE`` (a class like
+    :class:`Placement`, with ``name``, ``start(state_dir)`` and ``stop(state_dir)``, and optionally ``order``:
+    lower starts first, Placement is 0). Before ``start`` the harness sets ``svc.context`` to the variables of
+    the services started before it (Cyborg reads ``placement_endpoint`` there)."""
+    import importlib.util
+    found = {"placement": Placement}
+    for fname in sorted(os.listdir(HERE)):
+        if not (fname.startswith("svc_") and fname.endswith(".py")):
+            continue
+        spec = importlib.util.spec_from_file_location("accelops_harness_" + fname[:-3], os.path.join(HERE, fname))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        cls = getattr(mod, "SERVICE", None)
+        if cls is not None:
+            found[cls.name] = cls
+    return dict(sorted(found.items(), key=lambda kv: (getattr(kv[1], "order", 0), kv[0])))
+
+
+# One entry per service, in start order.
+SERVICES = _load_services()
 
 
 def write_vars(path, variables):
@@ -217,22 +236,27 @@ def read_vars(path):
     return out
 
 
-def start(state_dir, names=("placement",)):
+def start(state_dir, names=None):
     state_dir = os.path.abspath(state_dir)
     os.makedirs(state_dir, exist_ok=True)
+    names = list(SERVICES) if names is None else list(names)
     unknown = [n for n in names if n not in SERVICES]
     if unknown:
-        raise HarnessError("unknown service(s) %s; known: %s" % (", ".join(unknown), ", ".join(sorted(SERVICES))))
+        raise HarnessError("unknown service(s) %s; known: %s" % (", ".join(unknown), ", ".join(SERVICES)))
+    names = [n for n in SERVICES if n in names]   # start order
     variables = {"services_state_dir": state_dir}
     started = []
     try:
         for n in names:
-            variables.update(SERVICES[n]().start(state_dir))
+            svc = SERVICES[n]()
+            svc.context = dict(variables)
+            variables.update(svc.start(state_dir))
             started.append(n)
     except Exception:
         for n in reversed(started):
             SERVICES[n]().stop(state_dir)
         raise
+    variables["services_started"] = ",".join(started)
     with open(os.path.join(state_dir, "services.list"), "w") as f:
         f.write("\n".join(started) + "\n")
     write_vars(os.path.join(state_dir, "services.yml"), variables)
@@ -255,12 +279,13 @@ def stop(state_dir):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = "usage: services start STATE_DIR [--services placement[,...]] | services stop STATE_DIR"
+    usage = ("usage: services start STATE_DIR [--services %s] | services stop STATE_DIR  (default: all)"
+             % ",".join(SERVICES))
     if len(argv) < 2 or argv[0] not in ("start", "stop"):
         print(usage, file=sys.stderr)
         return 2
     action, state_dir, rest = argv[0], argv[1], argv[2:]
-    names = ["placement"]
+    names = None
     while rest:
         opt = rest.pop(0)
         if opt == "--services" and rest:
@@ -275,7 +300,7 @@ def main(argv=None):
             t0 = time.time()
             variables = start(state_dir, names)
             print("services: started %s in %.1f s; variables in %s"
-                  % (", ".join(names), time.time() - t0, os.path.join(os.path.abspath(state_dir), "services.yml")))
+                  % (variables["services_started"].replace(",", ", "), time.time() - t0, os.path.join(os.path.abspath(state_dir), "services.yml")))
             for k in sorted(variables):
                 print("  %s: %s" % (k, variables[k]))
         else:

@@ -1,29 +1,50 @@
 #!/usr/bin/env bash
-# Create (or refresh) .venv-services at the repository root: real OpenStack services for the test harness
-# (tests/harness/services) and the benchmarks. Idempotent: does nothing when the venv already matches
-# tests/harness/requirements.txt. Usage: tests/harness/setup-venv.sh [--force]
+# Create (or refresh) the virtualenvs of the real OpenStack services the harness starts (tests/harness/services)
+# for the integration tests, the benchmarks and the demo. One venv per service, so their pins cannot clash:
+#   placement -> .venv-services from tests/harness/requirements.txt (Placement, gunicorn, the openstack CLI)
+#   NAME      -> .venv-NAME     from tests/harness/requirements-NAME.txt (cyborg, ironic, ...)
+# Idempotent: a venv whose requirements file did not change is left alone.
+# Usage: tests/harness/setup-venv.sh [--force] [NAME ...]   (no NAME: every service with a requirements file)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-venv=${ACCELOPS_SERVICES_VENV:-$top/.venv-services}
-req="$here/requirements.txt"
-stamp="$venv/.accelops-stamp"
-want=$(sha256sum "$req" | cut -d' ' -f1)
-if [ "${1:-}" != "--force" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
-  echo "$venv is up to date"
-  exit 0
+force=""
+if [ "${1:-}" = "--force" ]; then force=1; shift; fi
+names="$*"
+if [ -z "$names" ]; then
+  names="placement"
+  for f in "$here"/requirements-*.txt; do
+    [ -e "$f" ] || continue
+    n=${f##*/requirements-}; names="$names ${n%.txt}"
+  done
 fi
 py=$("$top/tools/find-python.sh" 3.12 3.13 3.11) || {
-  echo "setup-venv.sh: no Python 3.11, 3.12 or 3.13 found (openstack-placement 16.0.0 needs >= 3.11)" >&2
+  echo "setup-venv.sh: no Python 3.11, 3.12 or 3.13 found (the services need >= 3.11)" >&2
   exit 1
 }
-echo "creating $venv with $py"
-rm -rf "$venv"
-"$py" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
-# The pieces the harness calls must be there.
-"$venv/bin/python" -c "import placement.wsgi, gunicorn, osc_placement" 
-test -x "$venv/bin/openstack"
-echo "$want" > "$stamp"
-echo "$venv ready"
+for name in $names; do
+  if [ "$name" = placement ]; then
+    venv=${ACCELOPS_SERVICES_VENV:-$top/.venv-services}; req="$here/requirements.txt"
+  else
+    venv="$top/.venv-$name"; req="$here/requirements-$name.txt"
+  fi
+  [ -f "$req" ] || { echo "setup-venv.sh: no $req for service $name" >&2; exit 1; }
+  stamp="$venv/.accelops-stamp"
+  want=$(sha256sum "$req" | cut -d' ' -f1)
+  if [ -z "$force" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+    echo "$venv is up to date"
+    continue
+  fi
+  echo "creating $venv with $py"
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+  if [ "$name" = placement ]; then
+    # The pieces the harness calls must be there.
+    "$venv/bin/python" -c "import placement.wsgi, gunicorn, osc_placement"
+    test -x "$venv/bin/openstack"
+  fi
+  echo "$want" > "$stamp"
+  echo "$venv ready"
+done

@@ -41,7 +41,7 @@ run_dir="$top/.build/gates/run-$$"
 trap 'rm -rf "$run_dir"' EXIT
 coll=$(tools/stage.sh "$run_dir/collections")
 export ANSIBLE_COLLECTIONS_PATH="$run_dir/collections"
-gates=${GATES:-"sanity lint changelog docs units simulator harness integration"}
+gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
@@ -72,6 +72,12 @@ gate_simulator() { python -m pytest -q -p no:cacheprovider tests/simulator; }
 gate_harness() {
   if [ ! -d tests/harness/tests ]; then echo "no harness tests yet"; return 0; fi
   python -m pytest -q -p no:cacheprovider tests/harness/tests
+}
+
+# Faults, hostile input, concurrency (docs/reliability.md): its own pytest suite, real services and simulator.
+gate_reliability() {
+  if [ ! -d tests/reliability ]; then echo "no reliability suite yet"; return 0; fi
+  python -m pytest -q -p no:cacheprovider tests/reliability
 }
 
 # Real services (Placement, ...) for the integration targets: started once, their endpoints handed to every

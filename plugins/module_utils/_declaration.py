@@ -1,0 +1,487 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The function declaration: validation, and resolution against a host's discovery record.
+
+One declaration (``accelerator_host_functions``, docs/declaration.md) drives the converge role, the Placement
+traits, the Nova/Cyborg config, the libvirt snippets and the Ironic traits. This module is the one place that
+reads it: :func:`validate` normalises it (or raises :class:`DeclarationError` naming the entry, the key and the
+accepted form) and :func:`resolve` maps it onto the cards of one host's discovery result, card by card, with
+the arguments of the programming module each card needs. Standard library only (host and controller use it).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+
+KINDS = ("fpga", "vgpu", "vfs", "passthrough")
+KIND_FAMILIES = {"fpga": ("fpga",), "vgpu": ("gpu",), "vfs": None, "passthrough": None}
+KIND_MODULES = {
+    "fpga": "accelops.lifecycle.fpga_program",
+    "vgpu": "accelops.lifecycle.vgpu",
+    "vfs": "accelops.lifecycle.sriov_vfs",
+    "passthrough": None,
+}
+FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+HEX4_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+UUIDISH_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
+ADDRESS_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+VF_DRIVERS_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+ENTRY_KEYS = ("name", "match", "placement", "nova", "description") + KINDS
+MATCH_KEYS = ("address", "family", "vendor_id", "device_id", "handler", "count", "numa_node")
+FPGA_KEYS = ("bitstream", "sha256", "function_id", "port", "rollback_bitstream", "rollback_sha256")
+VGPU_KEYS = ("type", "count")
+VFS_KEYS = ("count", "driver", "vfs")
+PASSTHROUGH_KEYS = ("driver",)
+PLACEMENT_KEYS = ("traits", "resource_class")
+NOVA_KEYS = ("alias", "numa_policy", "device_type", "managed")
+
+
+class DeclarationError(ValueError):
+    """A declaration that cannot be used; the message names the entry, the key and the accepted form."""
+
+
+def normalize_address(text):
+    """``3b:00.0`` / ``0000:3B:00.0`` -> ``0000:3b:00.0``; None when it is not a PCI address."""
+    if not isinstance(text, str):
+        return None
+    m = ADDRESS_RE.match(text.strip())
+    if not m:
+        return None
+    return ("%s:%s:%s.%s" % (m.group(1) or "0000", m.group(2), m.group(3), m.group(4))).lower()
+
+
+def _hex4(value):
+    return value.lower()[2:] if value.lower().startswith("0x") else value.lower()
+
+
+def _function_id(value):
+    """AFU / xclbin ids compare without dashes, lower case."""
+    return value.replace("-", "").lower() if isinstance(value, str) else None
+
+
+class _Checker:
+    def __init__(self, where):
+        self.where = where
+
+    def fail(self, key, msg):
+        raise DeclarationError("%s.%s: %s" % (self.where, key, msg) if key else "%s: %s" % (self.where, msg))
+
+    def mapping(self, value, key, allowed):
+        if not isinstance(value, dict):
+            self.fail(key, "must be a mapping, got %s" % type(value).__name__)
+        unknown = sorted(str(k) for k in value if k not in allowed)
+        if unknown:
+            self.fail(key, "unknown key(s) %s; accepted: %s" % (", ".join(unknown), ", ".join(allowed)))
+        return value
+
+    def string(self, value, key, pattern=None, form=None, required=False):
+        if value is None:
+            if required:
+                self.fail(key, "is required%s" % (" (%s)" % form if form else ""))
+            return None
+        if not isinstance(value, str) or not value:
+            self.fail(key, "must be a non-empty string%s" % (" (%s)" % form if form else ""))
+        if pattern is not None and not pattern.match(value):
+            self.fail(key, "%r is not valid; accepted form: %s" % (value, form))
+        return value
+
+    def integer(self, value, key, minimum=0, maximum=None, required=False):
+        if value is None:
+            if required:
+                self.fail(key, "is required (an integer >= %d)" % minimum)
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.strip().isdigit():
+                value = int(value.strip())
+            else:
+                self.fail(key, "must be an integer >= %d, got %r" % (minimum, value))
+        if value < minimum or (maximum is not None and value > maximum):
+            self.fail(key, "must be between %d and %s, got %d" % (minimum, maximum if maximum is not None else "any", value))
+        return value
+
+    def boolean(self, value, key, default):
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.fail(key, "must be true or false, got %r" % (value,))
+        return value
+
+    def str_list(self, value, key):
+        if value is None:
+            return []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail(key, "must be a string or a list of strings")
+        return list(value)
+
+
+def _validate_match(c, raw):
+    m = c.mapping(raw if raw is not None else {}, "match", MATCH_KEYS)
+    out = {"address": [], "family": None, "vendor_id": None, "device_id": None, "handler": None,
+           "count": None, "numa_node": None}
+    for text in c.str_list(m.get("address"), "match.address"):
+        addr = normalize_address(text)
+        if addr is None:
+            c.fail("match.address", "%r is not a PCI address; accepted form: 0000:3b:00.0 or 3b:00.0" % text)
+        if addr in out["address"]:
+            c.fail("match.address", "%s is listed twice" % addr)
+        out["address"].append(addr)
+    fam = c.string(m.get("family"), "match.family")
+    if fam is not None and fam not in FAMILIES:
+        c.fail("match.family", "%r is not a family; accepted: %s" % (fam, ", ".join(FAMILIES)))
+    out["family"] = fam
+    for key in ("vendor_id", "device_id"):
+        val = m.get(key)
+        if isinstance(val, int) and not isinstance(val, bool):
+            c.fail("match." + key, "%r must be quoted: 4 hex digits as a string, e.g. \"8086\" or \"0x8086\"" % val)
+        val = c.string(val, "match." + key, HEX4_RE, "4 hex digits, e.g. \"8086\" or \"0x8086\"")
+        out[key] = _hex4(val) if val else None
+    out["handler"] = c.string(m.get("handler"), "match.handler")
+    out["count"] = c.integer(m.get("count"), "match.count", minimum=1)
+    out["numa_node"] = c.integer(m.get("numa_node"), "match.numa_node", minimum=0)
+    if out["count"] is not None and out["address"] and out["count"] > len(out["address"]):
+        c.fail("match.count", "%d is more than the %d address(es) listed" % (out["count"], len(out["address"])))
+    if not (out["address"] or out["family"] or out["vendor_id"] or out["device_id"] or out["handler"]):
+        c.fail("match", "needs at least one of address, family, vendor_id, device_id, handler "
+                        "(a declaration never matches every device of a host by accident)")
+    return out
+
+
+def _validate_kind(c, kind, raw):
+    if kind == "fpga":
+        f = c.mapping(raw, "fpga", FPGA_KEYS)
+        out = {
+            "bitstream": c.string(f.get("bitstream"), "fpga.bitstream", required=True, form="path of the bitstream file"),
+            "sha256": c.string(f.get("sha256"), "fpga.sha256", SHA256_RE, "64 hex digits", required=True),
+            "function_id": c.string(f.get("function_id"), "fpga.function_id", UUIDISH_RE,
+                                    "the AFU / xclbin UUID, with or without dashes", required=True),
+            "port": c.string(f.get("port"), "fpga.port"),
+            "rollback_bitstream": c.string(f.get("rollback_bitstream"), "fpga.rollback_bitstream"),
+            "rollback_sha256": c.string(f.get("rollback_sha256"), "fpga.rollback_sha256", SHA256_RE, "64 hex digits"),
+        }
+        out["sha256"] = out["sha256"].lower()
+        if bool(out["rollback_bitstream"]) != bool(out["rollback_sha256"]):
+            c.fail("fpga.rollback_sha256", "rollback_bitstream and rollback_sha256 go together")
+        return out
+    if kind == "vgpu":
+        v = c.mapping(raw, "vgpu", VGPU_KEYS)
+        return {"type": c.string(v.get("type"), "vgpu.type", required=True,
+                                 form="a vGPU type name like 'NVIDIA A40-12Q' or id like nvidia-231"),
+                "count": c.integer(v.get("count"), "vgpu.count", minimum=1, required=True)}
+    if kind == "vfs":
+        v = c.mapping(raw, "vfs", VFS_KEYS)
+        drv = c.string(v.get("driver"), "vfs.driver", VF_DRIVERS_RE, "a kernel driver name like vfio-pci")
+        per_vf = v.get("vfs")
+        if per_vf is not None and not (isinstance(per_vf, list) and all(isinstance(x, dict) for x in per_vf)):
+            c.fail("vfs.vfs", "must be a list of mappings (per-VF settings of accelops.lifecycle.sriov_vfs)")
+        return {"count": c.integer(v.get("count"), "vfs.count", minimum=1, required=True), "driver": drv,
+                "vfs": list(per_vf or [])}
+    p = c.mapping(raw if raw is not None else {}, "passthrough", PASSTHROUGH_KEYS)
+    return {"driver": c.string(p.get("driver"), "passthrough.driver", VF_DRIVERS_RE, "a kernel driver name")}
+
+
+def validate(functions, where="accelerator_host_functions"):
+    """Check and normalise a declaration (a list of function entries); returns a new list."""
+    if functions is None:
+        return []
+    if not isinstance(functions, list):
+        raise DeclarationError("%s: must be a list of function entries, got %s" % (where, type(functions).__name__))
+    out, names, addresses = [], {}, {}
+    for i, raw in enumerate(functions):
+        c = _Checker("%s[%d]" % (where, i))
+        c.mapping(raw, "", ENTRY_KEYS)
+        name = c.string(raw.get("name"), "name", NAME_RE, "letters, digits, '_', '.', '-' (1-63 characters)",
+                        required=True)
+        c.where = "%s[%d] (%s)" % (where, i, name)
+        if name.lower() in names:
+            c.fail("name", "%r is declared twice (also entry %d)" % (name, names[name.lower()]))
+        names[name.lower()] = i
+        kinds = [k for k in KINDS if k in raw]
+        if len(kinds) != 1:
+            c.fail("", "needs exactly one of %s (what to load), found %s" % (", ".join(KINDS), ", ".join(kinds) or "none"))
+        kind = kinds[0]
+        match = _validate_match(c, raw.get("match"))
+        fams = KIND_FAMILIES[kind]
+        if fams and match["family"] and match["family"] not in fams:
+            c.fail("match.family", "%s functions need family %s, not %s" % (kind, "/".join(fams), match["family"]))
+        for addr in match["address"]:
+            if addr in addresses:
+                c.fail("match.address", "%s is already given to function %r: a card carries one function"
+                       % (addr, addresses[addr]))
+            addresses[addr] = name
+        pl = c.mapping(raw.get("placement") or {}, "placement", PLACEMENT_KEYS)
+        traits = c.str_list(pl.get("traits"), "placement.traits")
+        for t in traits:
+            if not _naming.is_valid(t):
+                c.fail("placement.traits", "%r is not a valid custom trait; accepted form: CUSTOM_[A-Z0-9_]+" % t)
+        rc = c.string(pl.get("resource_class"), "placement.resource_class")
+        if rc is not None and not (rc in ("FPGA", "PGPU", "VGPU", "SRIOV_NET_VF") or _naming.is_valid(rc)):
+            c.fail("placement.resource_class", "%r is not valid; accepted: FPGA, PGPU, VGPU, SRIOV_NET_VF or "
+                                               "CUSTOM_[A-Z0-9_]+" % rc)
+        nv = c.mapping(raw.get("nova") or {}, "nova", NOVA_KEYS)
+        nova = {
+            "alias": c.string(nv.get("alias"), "nova.alias", NAME_RE, "letters, digits, '_', '.', '-'") or name,
+            "numa_policy": c.string(nv.get("numa_policy"), "nova.numa_policy"),
+            "device_type": c.string(nv.get("device_type"), "nova.device_type"),
+            "managed": c.boolean(nv.get("managed"), "nova.managed", None),
+        }
+        if nova["numa_policy"] not in (None, "required", "legacy", "preferred", "socket"):
+            c.fail("nova.numa_policy", "accepted: required, legacy, preferred, socket")
+        if nova["device_type"] not in (None, "type-PCI", "type-PF", "type-VF"):
+            c.fail("nova.device_type", "accepted: type-PCI, type-PF, type-VF")
+        out.append({
+            "name": name,
+            "description": raw.get("description") if isinstance(raw.get("description"), str) else None,
+            "kind": kind,
+            "trait": _naming.function_trait(name),
+            "match": match,
+            kind: _validate_kind(c, kind, raw.get(kind)),
+            "placement": {"traits": traits, "resource_class": rc},
+            "nova": nova,
+        })
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Resolution against one host's discovery result
+
+
+def _cards(discovery):
+    """Records a function can be declared on: PFs and whole devices (VFs belong to their PF)."""
+    if isinstance(discovery, dict):
+        records = discovery.get("accelerators")
+        if records is None:
+            raise DeclarationError("discovery: expected the result of accelops.lifecycle.accelerator_info "
+                                   "(a mapping with 'accelerators') or its list of records")
+    else:
+        records = discovery
+    if not isinstance(records, list) or not all(isinstance(r, dict) and "address" in r for r in records):
+        raise DeclarationError("discovery: expected a list of accelerator_info records (mappings with 'address')")
+    by_addr = {r["address"]: r for r in records}
+    cards = [r for r in records if not r.get("physfn")]
+    return cards, by_addr
+
+
+def _unit_evidence(card, by_addr):
+    """(in use?, evidence strings) over the card and its VFs' units."""
+    evidence = []
+    recs = [card] + [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
+    for rec in recs:
+        for unit in rec.get("units") or []:
+            if unit.get("in_use"):
+                for who in unit.get("in_use_by") or [{}]:
+                    evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
+                                                      who.get("name") or who.get("evidence") or ""))
+    return bool(evidence), evidence
+
+
+def _vgpu_state(card, by_addr):
+    """(type names and ids present on the card, number of vGPUs) for mdev and vendor-VFIO GPUs."""
+    gpu = card.get("gpu") or {}
+    names, count = set(), 0
+    for t in gpu.get("mdev_types") or []:
+        if t.get("mdevs"):
+            names.update(x for x in (t.get("id"), t.get("name")) if x)
+            count += len(t["mdevs"])
+    for vf in gpu.get("vgpu_vfs") or []:
+        cur = vf.get("current_type")
+        if cur:
+            names.update(x for x in (cur.get("id"), cur.get("name")) if x)
+            count += 1
+    return names, count
+
+
+def carries(entry, card, by_addr):
+    """Whether ``card`` already offers the declared function exactly (nothing to program)."""
+    kind = entry["kind"]
+    if kind == "fpga":
+        fid = _function_id(entry["fpga"]["function_id"])
+        fpga = card.get("fpga") or {}
+        ports = fpga.get("ports") or []
+        if entry["fpga"]["port"]:
+            want = entry["fpga"]["port"]
+            ports = [p for p in ports if p.get("id") == want or p.get("id", "").rsplit(".", 1)[-1] == want]
+        loaded = [_function_id(p.get("afu_id")) for p in ports]
+        if not loaded:
+            loaded = [_function_id((card.get("function") or {}).get("id"))]
+        return bool(loaded) and all(x == fid for x in loaded)
+    if kind == "vgpu":
+        names, count = _vgpu_state(card, by_addr)
+        want = entry["vgpu"]["type"]
+        return count == entry["vgpu"]["count"] and (want in names or want.lower() in {n.lower() for n in names})
+    if kind == "vfs":
+        sriov = card.get("sriov") or {}
+        if sriov.get("numvfs") != entry["vfs"]["count"]:
+            return False
+        drv = entry["vfs"]["driver"]
+        if drv:
+            for a in sriov.get("vfs") or []:
+                vf = by_addr.get(a) or {}
+                if vf.get("driver") != drv:
+                    return False
+        return True
+    drv = entry["passthrough"]["driver"]
+    return drv is None or card.get("driver") == drv
+
+
+def _compatible(entry, card):
+    """None when the function can live on the card, else why not."""
+    kind = entry["kind"]
+    fams = KIND_FAMILIES[kind]
+    if fams and card.get("family") not in fams:
+        return "a %s function needs a %s device, this is %s" % (kind, "/".join(fams), card.get("family"))
+    if kind == "vfs" and not (card.get("sriov") or {}).get("totalvfs"):
+        return "not SR-IOV capable (sriov.totalvfs is 0)"
+    if kind == "vfs" and entry["vfs"]["count"] > (card.get("sriov") or {}).get("totalvfs", 0):
+        return "vfs.count %d is more than its totalvfs %d" % (entry["vfs"]["count"], card["sriov"]["totalvfs"])
+    if kind == "vgpu":
+        gpu = card.get("gpu") or {}
+        vendor_vfio = card.get("vendor_id") == "10de" and (card.get("sriov") or {}).get("totalvfs")
+        if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
+            return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
+    return None
+
+
+def _matches(match, card):
+    if match["address"] and card["address"] not in match["address"]:
+        return False
+    for key in ("family", "vendor_id", "device_id", "handler", "numa_node"):
+        if match[key] is not None and card.get(key) != match[key]:
+            return False
+    return True
+
+
+def module_args(entry, address):
+    """Arguments of the programming module for one card (None for passthrough)."""
+    kind = entry["kind"]
+    if kind == "fpga":
+        f = entry["fpga"]
+        args = {"address": address, "bitstream": f["bitstream"], "sha256": f["sha256"], "function_id": f["function_id"]}
+        for key in ("port", "rollback_bitstream", "rollback_sha256"):
+            if f[key]:
+                args[key] = f[key]
+        return args
+    if kind == "vgpu":
+        return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
+    if kind == "vfs":
+        args = {"address": address, "num_vfs": entry["vfs"]["count"]}
+        if entry["vfs"]["driver"]:
+            args["vf_driver"] = entry["vfs"]["driver"]
+        if entry["vfs"]["vfs"]:
+            args["vfs"] = entry["vfs"]["vfs"]
+        return args
+    return None
+
+
+def resolve(functions, discovery, validated=False):
+    """Map the declaration onto one host's cards.
+
+    Cards named by address are taken as named. Selectors take every matching card, or with ``count`` N of them,
+    chosen like Placement's preferred traits would: cards that already carry the function first (nothing to
+    program), then free cards, in address order; busy cards are never chosen to be changed. A card serves one
+    function: the first entry that gets it keeps it. Returns ``assignments`` (one per card, with the
+    programming module and its arguments, whether a change is needed, in-use evidence and why it was chosen),
+    ``problems`` (declared functions that cannot be met as asked, each a sentence), ``function_names`` for
+    accelops.lifecycle.placement_provider_tree and per-function ``summary``.
+    """
+    entries = functions if validated else validate(functions)
+    cards, by_addr = _cards(discovery)
+    taken = {}
+    assignments, problems, summary = [], [], {}
+    function_names = {}
+    for entry in entries:
+        match = entry["match"]
+        if match["address"]:
+            pool = []
+            for addr in match["address"]:
+                card = by_addr.get(addr)
+                if card is None:
+                    problems.append("%s: no device at %s on this host" % (entry["name"], addr))
+                elif card.get("physfn"):
+                    problems.append("%s: %s is a VF; declare functions on its PF %s"
+                                    % (entry["name"], addr, card["physfn"]))
+                elif _compatible(entry, card) or not _matches(match, card):
+                    problems.append("%s: %s cannot carry it: %s" % (
+                        entry["name"], addr, _compatible(entry, card) or "it does not match the other match keys"))
+                elif addr in taken:
+                    problems.append("%s: %s is already given to %s" % (entry["name"], addr, taken[addr]))
+                else:
+                    pool.append(card)
+        else:
+            pool = [c for c in cards if _matches(match, c) and c["address"] not in taken
+                    and _compatible(entry, c) is None]
+            if not pool:
+                problems.append("%s: no free device on this host matches %s" % (entry["name"], _describe_match(match)))
+        ranked = []
+        for card in pool:
+            busy = _unit_evidence(card, by_addr)[0]
+            rank = 0 if carries(entry, card, by_addr) else (1 if not busy else 2)
+            ranked.append((rank, card["address"], card))
+        want = match["count"]
+        if want is None:
+            # Every named or matching card: a busy one that needs a change is reported as blocked.
+            chosen = [(card, "named by address" if match["address"] else "matches the selector")
+                      for _rank, _addr, card in sorted(ranked, key=lambda t: t[1])]
+        else:
+            chosen = [(card, "already carries %s" % entry["name"] if rank == 0 else "free card, lowest address")
+                      for rank, _addr, card in sorted(ranked, key=lambda t: (t[0], t[1])) if rank < 2][:want]
+            if len(chosen) < want:
+                busy = [a for r, a, _c in sorted(ranked, key=lambda t: t[1]) if r == 2]
+                problems.append("%s: wants %d card(s), %d available%s" % (
+                    entry["name"], want, len(chosen),
+                    ("; in use and not carrying it: %s" % ", ".join(busy)) if busy else ""))
+        for card, why in chosen:
+            taken[card["address"]] = entry["name"]
+            busy, evidence = _unit_evidence(card, by_addr)
+            has = carries(entry, card, by_addr)
+            assignments.append({
+                "function": entry["name"],
+                "kind": entry["kind"],
+                "trait": entry["trait"],
+                "address": card["address"],
+                "family": card.get("family"),
+                "vendor_id": card.get("vendor_id"),
+                "device_id": card.get("device_id"),
+                "numa_node": card.get("numa_node"),
+                "programming_model": card.get("programming_model"),
+                "loaded": (card.get("function") or {}).get("id"),
+                "change_needed": not has,
+                "in_use": busy,
+                "in_use_by": evidence,
+                "blocked": bool(busy and not has),
+                "reason": why,
+                "module": KIND_MODULES[entry["kind"]],
+                "module_args": module_args(entry, card["address"]),
+                "placement": entry["placement"],
+                "nova": entry["nova"],
+            })
+        if entry["kind"] == "fpga":
+            function_names[_function_id(entry["fpga"]["function_id"])] = entry["name"]
+            function_names[entry["fpga"]["function_id"]] = entry["name"]
+        elif entry["kind"] == "vgpu":
+            function_names[entry["vgpu"]["type"]] = entry["name"]
+        summary[entry["name"]] = {
+            "kind": entry["kind"],
+            "cards": [c["address"] for c, _w in chosen],
+            "changes": sum(1 for a in assignments if a["function"] == entry["name"] and a["change_needed"]),
+            "blocked": [a["address"] for a in assignments if a["function"] == entry["name"] and a["blocked"]],
+        }
+    return {"assignments": assignments, "problems": problems, "function_names": function_names, "summary": summary}
+
+
+def _describe_match(match):
+    parts = ["%s=%s" % (k, match[k]) for k in ("family", "vendor_id", "device_id", "handler", "numa_node")
+             if match[k] is not None]
+    if match["address"]:
+        parts.insert(0, "address=%s" % ",".join(match["address"]))
+    return " ".join(parts)

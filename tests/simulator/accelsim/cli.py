@@ -34,6 +34,29 @@ def main(argv=None):
     s.add_argument("--qats", type=int, default=8, help="QAT endpoints, 16 VFs each (default 8)")
     s.add_argument("dest")
     sub.add_parser("labs", help="list the shipped labs")
+    s = sub.add_parser("fault", help="inject a fault (FUSE writes, tool fakes); list or clear them")
+    s.add_argument("root", help="the simulated host root (tree or mount point)")
+    fsub = s.add_subparsers(dest="what", required=True)
+    w = fsub.add_parser("write", help="make the n-th matching write() through the FUSE mount fail")
+    w.add_argument("--errno", required=True, help="errno name or number, e.g. EBUSY")
+    w.add_argument("--nth", type=int, default=1, help="fail the n-th matching write from now (default 1)")
+    w.add_argument("--path", help="glob on the resolved path under the root, e.g. '*/0000:d8:00.0/sriov_numvfs'")
+    w.add_argument("--times", type=int, default=1, help="how many matching writes fail from the n-th on (0: all)")
+    t = fsub.add_parser("tool", help="make the n-th run of a tool fake fail or hang")
+    t.add_argument("tool", help="fpgaconf, xbmgmt, sriov-manage, mdevctl or nvidia-smi")
+    t.add_argument("--rc", type=int, default=1, help="exit status (default 1)")
+    t.add_argument("--run", action="store_true", help="run the real fake after --hang instead of exiting with --rc")
+    t.add_argument("--stderr", help="what it prints on stderr")
+    t.add_argument("--stdout", default="", help="what it prints on stdout")
+    t.add_argument("--hang", help="seconds to sleep first, or 'forever' (until killed)")
+    t.add_argument("--args", help="only runs whose arguments (joined by spaces) match this glob")
+    t.add_argument("--nth", type=int, default=1)
+    t.add_argument("--times", type=int, default=1, help="0: every run from the n-th on")
+    fsub.add_parser("list", help="print the control file (faults.json) with seen/fired counts")
+    fsub.add_parser("clear", help="remove every fault")
+    s = sub.add_parser("writes", help="the writes the FUSE daemon served (JSON lines: path, data, errno)")
+    s.add_argument("root")
+    s.add_argument("--count", action="store_true", help="print only how many")
     a = p.parse_args(argv)
     if a.cmd == "labs":
         from .model import lab_names, load_lab
@@ -60,6 +83,8 @@ def main(argv=None):
         import shutil
         import subprocess
         return subprocess.call([shutil.which("fusermount3") or "fusermount", "-u", a.mountpoint])
+    if a.cmd in ("fault", "writes"):
+        return _fault(a)
     if a.cmd == "reboot":
         from . import reboot
         reboot(a.root)
@@ -90,6 +115,35 @@ def _mount(a):
     h.proc = None  # leave the daemon running after this command exits
     print("mounted %s at %s (state %s, daemon pid %s); unmount with: python -m accelsim umount %s"
           % (a.lab, h.root, h.state_dir, "detached", h.root))
+    return 0
+
+
+def _fault(a):
+    import json
+    from .faults import Faults
+    from .store import find_store
+    try:
+        faults = Faults(find_store(root=a.root).dir)
+    except RuntimeError as e:
+        sys.stderr.write("accelsim: %s\n" % e)
+        return 1
+    try:
+        if a.cmd == "writes":
+            log = faults.writes()
+            print(len(log) if a.count else "\n".join(json.dumps(w, sort_keys=True) for w in log))
+        elif a.what == "write":
+            print(json.dumps(faults.fail_write(a.errno, nth=a.nth, path=a.path, times=a.times), sort_keys=True))
+        elif a.what == "tool":
+            hang = a.hang if a.hang in (None, "forever") else float(a.hang)
+            print(json.dumps(faults.fail_tool(a.tool, rc=None if a.run else a.rc, stderr=a.stderr, stdout=a.stdout, hang=hang,
+                                              nth=a.nth, times=a.times, args=a.args), sort_keys=True))
+        elif a.what == "list":
+            print(json.dumps(faults.list(), indent=1, sort_keys=True))
+        else:
+            faults.clear()
+    except ValueError as e:
+        sys.stderr.write("accelsim fault: %s\n" % e)
+        return 2
     return 0
 
 

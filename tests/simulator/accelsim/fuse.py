@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 
+from .faults import Faults
 from .kernel import Host, add_open_fd, remove_open_fd
 from .model import load_lab
 from .render import SimHost
@@ -52,6 +53,7 @@ def _operations_class():
 
         def __init__(self, state_dir):
             self.store = StateStore(state_dir)
+            self.faults = Faults(state_dir)
             self.state_dir = os.path.abspath(state_dir)
             self.lock = threading.RLock()
             self.stamp = None
@@ -130,12 +132,18 @@ def _operations_class():
             node = self._node(path)
             if node.handler is None:
                 raise mfusepy.FuseOSError(errno.EACCES)
+            data = bytes(data)
             with self.lock:
-                try:
-                    with self.store.transaction() as host:
-                        dispatch_write(host, node.handler, bytes(data))
-                except OSError as e:
-                    raise mfusepy.FuseOSError(e.errno or errno.EIO) from None
+                code = self.faults.check_write(path)
+                if code is None:
+                    try:
+                        with self.store.transaction() as host:
+                            dispatch_write(host, node.handler, data)
+                    except OSError as e:
+                        code = e.errno or errno.EIO
+                self.faults.log_write(path, data, code)
+            if code:
+                raise mfusepy.FuseOSError(code)
             return len(data)
 
         def truncate(self, path, length, fh=None):

@@ -5,6 +5,7 @@ import os
 import shutil
 import zlib
 
+from .faults import Faults
 from .kernel import Host
 from .model import load_lab
 from .store import STATE_LINK, StateStore
@@ -121,6 +122,33 @@ class SimHost(object):
     def tool(self, name, *args):
         from .tools import run_tool
         return run_tool(name, list(args), root=self.root)
+
+    # -- fault injection (faults.py; the control file is <state_dir>/faults.json) -------------------------
+    def fail_write(self, errno, nth=1, path=None, times=1):
+        """FUSE mounts: the ``nth`` write() from now (to a path matching the glob ``path``, matched against
+        the resolved path under the root such as ``/sys/devices/.../0000:d8:00.0/sriov_numvfs``; ``*``
+        matches ``/`` too) fails with ``errno`` (a number or a name such as "EBUSY"), ``times`` times in a row
+        (0: every matching write from then on). Returns the fault as stored."""
+        return Faults(self.state_dir).fail_write(errno, nth=nth, path=path, times=times)
+
+    def fail_tool(self, tool, rc=1, stderr=None, stdout="", hang=None, nth=1, times=1, args=None):
+        """The ``nth`` run from now of the tool fake ``tool`` (fpgaconf, xbmgmt, sriov-manage, mdevctl,
+        nvidia-smi; only runs whose arguments match the glob ``args``) sleeps ``hang`` seconds ("forever":
+        until killed), then prints ``stdout``/``stderr`` and exits with ``rc`` (None: runs the real fake
+        after the hang), ``times`` times (0: every run)."""
+        return Faults(self.state_dir).fail_tool(tool, rc=rc, stderr=stderr, stdout=stdout, hang=hang, nth=nth,
+                                                times=times, args=args)
+
+    def clear_faults(self):
+        Faults(self.state_dir).clear()
+
+    def faults(self):
+        """The control file: {"writes": [...], "tools": [...]} with each fault's ``seen``/``fired`` counts."""
+        return Faults(self.state_dir).list()
+
+    def writes(self):
+        """FUSE mounts: every write the daemon served, [{"path", "data", "errno"}] (0: it succeeded)."""
+        return Faults(self.state_dir).writes()
 
 
 class TreeHost(SimHost):

@@ -2,6 +2,7 @@
 
 import sys
 
+from ..faults import Faults, act_out
 from ..store import find_store
 from . import fpgaconf, mdevctl, nvidia_smi, sriov_manage, xbmgmt
 
@@ -25,6 +26,11 @@ def main(name, args, root=None, state_dir=None):
     except RuntimeError as e:
         sys.stderr.write("%s: %s\n" % (name, e))
         return 1
+    fault = Faults(store.dir).check_tool(name, list(args))
+    if fault is not None:
+        rc = act_out(fault)
+        if rc is not None:
+            return rc
     try:
         return TOOLS[name](store, list(args))
     except SystemExit as e:  # argparse errors and --help

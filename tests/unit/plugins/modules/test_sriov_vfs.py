@@ -268,3 +268,18 @@ def test_ip_commands_for_mac_vlan_trust(nic, tmp_path, monkeypatch):
     e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
     assert e.result["changed"] is True and [c for c in calls if c[:2] == ["link", "set"]] == [
         ["link", "set", "dev", "enp216s0f0", "vf", "0", "vlan", "0"]]
+
+
+def test_injected_kernel_refusal_through_the_mount(nic, tmp_path):
+    """The simulator's fault injection (docs/simulator.md): the kernel refuses the VF count write with EBUSY."""
+    nic.fail_write("EBUSY", nth=1, path="*/%s/sriov_numvfs" % PF)
+    e = run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci"))
+    assert e.kind == "fail" and PF in e.result["msg"] and "busy" in e.result["msg"].lower(), e.result
+    assert e.result["state"] == "unchanged"
+    assert nic.state()["functions"][PF]["numvfs"] == 0 and _numvfs(nic) == 0
+    assert [(os.path.basename(w["path"]), w["errno"]) for w in nic.writes()] == [("sriov_numvfs", errno.EBUSY)]
+    # the fault fired once: the rerun converges, and a no-op rerun writes nothing
+    assert run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci")).result["changed"]
+    count = len(nic.writes())
+    assert run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci")).result["changed"] is False
+    assert len(nic.writes()) == count

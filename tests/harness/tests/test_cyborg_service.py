@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The harness's real Cyborg (svc_cyborg.py): start/stop contract, the token middleware, the conductor
+reached over the in-process transport, and the behaviour the device profile modules rely on."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+import servicelib
+
+SERVICES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "services")
+
+
+def _call(endpoint, method, path, token="admin", body=None, microversion="2.2"):
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json", "Accept": "application/json",
+               "OpenStack-API-Version": "accelerator %s" % microversion}
+    if token is not None:
+        headers["X-Auth-Token"] = token
+    req = urllib.request.Request(endpoint + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, text = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        status, text = e.code, e.read().decode()
+    return status, (json.loads(text) if text.strip().startswith(("{", "[")) else text)
+
+
+def _fault(body):
+    """Cyborg's error body: a JSON string inside the error_message of a JSON object."""
+    return json.loads(body["error_message"])["faultstring"]
+
+
+@pytest.fixture(scope="module")
+def services():
+    """Placement + Cyborg: the ones in $ACCELOPS_SERVICES_YML when they include Cyborg, else fresh ones."""
+    yml = os.environ.get("ACCELOPS_SERVICES_YML")
+    if yml:
+        v = servicelib.read_vars(yml)
+        if v.get("cyborg_endpoint"):
+            yield v
+            return
+    state = tempfile.mkdtemp(prefix="accelops-cyborg-")
+    try:
+        v = servicelib.start(state, ["placement", "cyborg"])
+    except servicelib.HarnessError as e:
+        shutil.rmtree(state, ignore_errors=True)
+        pytest.fail("could not start Placement and Cyborg: %s" % e, pytrace=False)
+    try:
+        yield v
+    finally:
+        servicelib.stop(state)
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_start_is_fast_stays_in_state_dir_and_stop_is_clean(tmp_path):
+    home_before = set(os.listdir(os.path.expanduser("~")))
+    state = str(tmp_path / "state")
+    t0 = time.time()
+    r = subprocess.run([SERVICES, "start", state, "--services", "placement,cyborg"], capture_output=True,
+                       text=True, timeout=90, check=False)
+    took = time.time() - t0
+    assert r.returncode == 0, r.stderr
+    v = servicelib.read_vars(os.path.join(state, "services.yml"))
+    try:
+        assert took < 20, "placement + cyborg took %.1f s to start" % took
+        assert v["services_started"] == "placement,cyborg"
+        assert v["cyborg_endpoint"].startswith("http://127.0.0.1:") and v["cyborg_endpoint"].endswith("/accelerator")
+        assert v["cyborg_token"] == "admin" and v["cyborg_member_token"] == "member"
+        assert _call(v["cyborg_endpoint"], "GET", "/v2/device_profiles")[0] == 200
+        # everything it wrote is under its state folder
+        assert os.path.exists(os.path.join(state, "cyborg", "cyborg.sqlite"))
+        assert os.path.exists(os.path.join(state, "cyborg", "cyborg.log"))
+        pid = int(open(os.path.join(state, "cyborg", "cyborg.pid")).read())
+    finally:
+        r = subprocess.run([SERVICES, "stop", state], capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0 and "cyborg" in r.stdout
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    port = int(v["cyborg_endpoint"].split(":")[2].split("/")[0])
+    s = socket.socket()
+    try:
+        assert s.connect_ex(("127.0.0.1", port)) != 0, "cyborg's port still answers after stop"
+    finally:
+        s.close()
+    assert "cyborg: stopped" in open(os.path.join(state, "cyborg", "cyborg.log")).read()
+    assert set(os.listdir(os.path.expanduser("~"))) <= home_before | {".cache"}
+
+
+def test_cyborg_needs_placement(tmp_path):
+    r = subprocess.run([SERVICES, "start", str(tmp_path), "--services", "cyborg"], capture_output=True,
+                       text=True, timeout=60, check=False)
+    assert r.returncode == 1 and "needs placement" in r.stderr
+
+
+def test_served_under_accelerator_with_versions(services):
+    ep = services["cyborg_endpoint"]
+    status, body = _call(ep, "GET", "/", token=None)
+    assert status == 200
+    hrefs = [link["href"] for version in body["versions"] for link in version["links"]]
+    assert any(h.startswith(ep + "/v2") for h in hrefs), hrefs
+    root = ep[:-len("/accelerator")]
+    assert _call(root, "GET", "/v2/device_profiles")[0] == 404
+
+
+def test_tokens_map_to_identities(services):
+    ep = services["cyborg_endpoint"]
+    assert _call(ep, "GET", "/v2/device_profiles", token="nonsense")[0] == 401
+    status, body = _call(ep, "POST", "/v2/device_profiles", token="member",
+                         body=[{"name": "harness-member", "groups": [{"resources:FPGA": "1"}]}])
+    assert status == 403 and "cyborg:device_profile:create" in _fault(body)
+    # identity headers from the client are ignored (the token decides)
+    req = urllib.request.Request(ep + "/v2/device_profiles", method="POST", headers={
+        "X-Auth-Token": "member", "X-Roles": "admin", "Content-Type": "application/json",
+        "OpenStack-API-Version": "accelerator 2.2"},
+        data=json.dumps([{"name": "harness-spoof", "groups": [{"resources:FPGA": "1"}]}]).encode())
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=30)
+    assert e.value.code == 403
+
+
+def test_conductor_creates_and_refuses_to_delete_a_profile_an_arq_uses(services):
+    ep = services["cyborg_endpoint"]
+    status, dp = _call(ep, "POST", "/v2/device_profiles",
+                       body=[{"name": "harness-arq", "groups": [{"resources:FPGA": "1"}]}])
+    assert status == 201, dp
+    try:
+        status, arqs = _call(ep, "POST", "/v2/accelerator_requests", body={"device_profile_name": "harness-arq"})
+        assert status == 201, arqs
+        arq = arqs["arqs"][0]["uuid"]
+        # as on MySQL (foreign keys), the delete fails while the ARQ exists
+        status, body = _call(ep, "DELETE", "/v2/device_profiles/" + dp["uuid"])
+        assert status == 500 and "FOREIGN KEY" in _fault(body)
+        assert _call(ep, "DELETE", "/v2/accelerator_requests?arqs=" + arq)[0] == 204
+    finally:
+        status, body = _call(ep, "DELETE", "/v2/device_profiles/" + dp["uuid"])
+    assert status == 204, body
+    assert _call(ep, "GET", "/v2/device_profiles?name=harness-arq")[1]["device_profiles"] == []
+
+
+def test_openstacksdk_talks_to_it(services):
+    import openstack
+    ep = services["cyborg_endpoint"]
+    conn = openstack.connect(auth_type="admin_token", auth={"endpoint": ep, "token": "admin"},
+                             accelerator_endpoint_override=ep + "/v2", accelerator_api_version="2.2",
+                             app_name="accelops-tests")
+    dp = conn.accelerator.create_device_profile(name="harness-sdk", groups=[{"resources:GPU": "1"}])
+    try:
+        assert [p.name for p in conn.accelerator.device_profiles(name="harness-sdk")] == ["harness-sdk"]
+    finally:
+        conn.accelerator.delete_device_profile(dp.id)

@@ -13,7 +13,8 @@ description:
   - Turns the RV(accelops.lifecycle.accelerator_info#module:accelerators) list returned by
     M(accelops.lifecycle.accelerator_info) into one line per device, for playbook output and reports.
   - Each line shows the address, family, names, driver, the function loaded, and the assignable units with how
-    many of them are in use.
+    many of them are in use (for a PF, also the units of the VFs folded into its record by
+    C(vf_detail=summary)).
 options:
   _input:
     description: The C(accelerators) list of a discovery result.
@@ -52,7 +53,10 @@ def _line(dev):
     function = dev.get("function") or {}
     if function:
         parts.append("function=%s" % (function.get("name") or function.get("id")))
-    units = dev.get("units") or []
+    units = list(dev.get("units") or [])
+    sriov = dev.get("sriov")
+    if isinstance(sriov, dict):
+        units.extend(sriov.get("vf_units") or [])  # VFs folded into their PF (vf_detail: summary)
     if units:
         busy = sum(1 for u in units if u.get("in_use"))
         parts.append("units=%d (%d in use)" % (len(units), busy))

@@ -33,6 +33,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import S
 __metaclass__ = type
 
 SCHEMA_VERSION = 1
+VF_DETAILS = ("full", "summary")
 DEFAULT_LIBVIRT_RUN_DIR = "/run/libvirt/qemu"
 TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin")
 TOOL_TIMEOUT = 30
@@ -205,6 +206,32 @@ def _vfio_cdev(func):
     return names[0] if names else None
 
 
+def _describe(func, driver, ctx):
+    """The driver's description of ``func`` (never raises: a failure is a warning on the function)."""
+    try:
+        return driver.describe(func, ctx) or {}
+    except Exception as e:  # a driver bug or a tree it did not expect: keep the identity
+        func.warn("driver %s could not describe this function: %s: %s" % (driver.name, type(e).__name__, e))
+        return {}
+
+
+def _units(func, unit_type, more_units, ctx):
+    """The function's own unit (kind ``vf`` for a VF, else ``device``) and the driver's extra units."""
+    inuse = ctx.inuse
+    main_addr = func.address
+    kind = "vf" if func.physfn else "device"
+    units = [_unit(kind, main_addr, main_addr, unit_type, func.iommu_group, _vfio_cdev(func), inuse)]
+    for u in more_units:
+        units.append(_unit(u["kind"], u["id"], u.get("address", main_addr), u.get("type"),
+                           u.get("iommu_group"), None, inuse))
+    return units
+
+
+def _check_present(func):
+    if not os.path.isdir(func.real):
+        func.warn("the device went away during the scan; what is reported was read before it did")
+
+
 def build_record(func, driver, ctx):
     """The discovery record of one function (see docs/discovery.md). Never raises: an unexpected
     failure leaves the fields read so far and a warning in the record."""
@@ -230,7 +257,7 @@ def _fill_record(rec, func, driver, ctx):
     rec["handler"] = driver.name
     try:
         rec.update(func.identity())
-        rec["sriov"] = dict(rec["sriov"], vfs=list(rec["sriov"]["vfs"]))
+        rec["sriov"] = dict(rec["sriov"], vfs=list(rec["sriov"]["vfs"]), vf_units=None)
     except Exception as e:  # identity() reads defensively; this is a last resort
         func.warn("reading the PCI identity failed: %s" % e)
     rec["vf_index"] = ctx.scan.vf_index(func) if func.physfn else None
@@ -243,32 +270,40 @@ def _fill_record(rec, func, driver, ctx):
                                               rec["subsystem_device_id"])
         rec["class_name"] = ids.class_name(func.class_id)
     rec["programming_model"] = driver.programming_model
-    extra = {}
-    try:
-        extra = driver.describe(func, ctx) or {}
-    except Exception as e:  # a driver bug or a tree it did not expect: keep the identity
-        func.warn("driver %s could not describe this function: %s: %s" % (driver.name, type(e).__name__, e))
+    extra = _describe(func, driver, ctx)
     unit_type = extra.pop("unit_type", None)
     more_units = extra.pop("units", None) or []
     for k, v in extra.items():
         if k in rec:
             rec[k] = v
-    inuse = ctx.inuse
-    units = []
-    main_addr = func.address
-    kind = "vf" if func.physfn else "device"
-    units.append(_unit(kind, main_addr, main_addr, unit_type, func.iommu_group, _vfio_cdev(func), inuse))
-    for u in more_units:
-        units.append(_unit(u["kind"], u["id"], u.get("address", main_addr), u.get("type"),
-                           u.get("iommu_group"), None, inuse))
-    rec["units"] = units
-    if not os.path.isdir(func.real):
-        func.warn("the device went away during the scan; what is reported was read before it did")
+    rec["units"] = _units(func, unit_type, more_units, ctx)
+    _check_present(func)
+
+
+def vf_units(func, driver, ctx):
+    """What ``vf_detail: summary`` keeps of a VF whose PF is reported: its units (the VF itself
+    first, then e.g. mdevs on it), each with the VF's ``vf_index``, ``driver``, ``mac`` and
+    ``netdev``. Reads only what that needs (no identity attributes). Never raises."""
+    try:
+        extra = _describe(func, driver, ctx)
+        nic = extra.get("nic") or {}
+        ifs = nic.get("interfaces") or []
+        more = {"vf_index": ctx.scan.vf_index(func), "driver": func.driver, "mac": nic.get("mac"),
+                "netdev": ifs[0].get("name") if ifs else None}
+        units = _units(func, extra.get("unit_type"), extra.get("units") or [], ctx)
+        _check_present(func)
+    except Exception as e:  # last resort, as in build_record
+        func.warn("discovery of this function failed part-way: %s: %s" % (type(e).__name__, e))
+        units = [_unit("vf", func.address, func.address, None, func.iommu_group, None, None)]
+        more = {"vf_index": None, "driver": func.driver, "mac": None, "netdev": None}
+    for u in units:
+        u.update(more)
+    return units
 
 
 def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include_all=False,
              libvirt_run_dir=DEFAULT_LIBVIRT_RUN_DIR, nvidia_smi="auto", pci_ids_path=None,
-             in_use=True, registry=None, root="/"):
+             in_use=True, registry=None, root="/", vf_detail="full"):
     """Discover accelerators. ``sysfs`` is a :class:`Sysfs` (or one is made for ``root``).
 
     Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
@@ -276,10 +311,18 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
     selects the card). Functions no accelerator driver claims (family ``pci``) are reported only with
     ``include_all`` or when ``families`` names ``pci``.
 
+    ``vf_detail``: ``full`` (every VF is a record of its own) or ``summary`` (a VF whose PF is reported
+    too is not a record: its units, with its index, driver and MAC, are in the PF record's
+    ``sriov.vf_units`` and its warnings in the PF record's, prefixed with its address; drivers whose VFs
+    are accelerators with family data of their own, FPGA ports, keep them as records).
+
     Returns ``{"schema_version", "accelerators": [records], "host": {...}, "warnings": [...]}``.
     Raises :class:`OptionError` for bad options only.
     """
     fams, vendors, pats = normalize_options(families, vendor_ids, addresses)
+    vf_detail = ("%s" % (vf_detail or "full",)).strip().lower()
+    if vf_detail not in VF_DETAILS:
+        raise OptionError("vf_detail: %r is not one of %s" % (vf_detail, ", ".join(VF_DETAILS)))
     if sysfs is None:
         sysfs = Sysfs(root=root)
     registry = registry or Registry()
@@ -316,7 +359,32 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
         warnings.extend(ctx.inuse.warnings)
     else:
         ctx.inuse = _inuse.InUse()
-    records = [build_record(func, drv, ctx) for func, drv in selected]
+    records = []
+    if vf_detail == "summary":
+        reported = set(func.address for func, _drv in selected)
+        folded = {}  # PF address -> [(func, driver)] of its VFs
+        for func, drv in selected:
+            if func.physfn and func.physfn in reported and func.physfn != func.address \
+                    and getattr(drv, "summarize_vfs", True):
+                folded.setdefault(func.physfn, []).append((func, drv))
+            else:
+                records.append(build_record(func, drv, ctx))
+        for rec in list(records):
+            vfs = folded.get(rec["address"])
+            if not vfs:
+                continue
+            if not isinstance(rec.get("sriov"), dict):  # the PF's identity failed: its VFs stay records
+                records.extend(build_record(func, drv, ctx) for func, drv in vfs)
+                continue
+            units = []
+            for func, drv in vfs:
+                units.extend(vf_units(func, drv, ctx))
+                rec["warnings"].extend("VF %s: %s" % (func.address, w) for w in func.warnings)
+            units.sort(key=lambda u: (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf"))
+            rec["sriov"]["vf_units"] = units
+        records.sort(key=lambda r: r["address"])
+    else:
+        records = [build_record(func, drv, ctx) for func, drv in selected]
     if ids is not None and ids.error:
         warnings.append(ids.error)
     warnings.extend(ctx.warnings)
@@ -332,5 +400,6 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
         "processes_scanned": ctx.inuse.processes_scanned,
         "nvidia_smi": ctx.tools.get("nvidia-smi"),
         "pci_ids": pci_ids_file,
+        "vf_detail": vf_detail,
     }
     return {"schema_version": SCHEMA_VERSION, "accelerators": records, "host": host, "warnings": warnings}

@@ -42,6 +42,10 @@ class Driver(object):
     family = "pci"
     programming_model = "fixed"
     claims_vfs = True  # VFs of a function this driver claims are claimed by it too
+    # With vf_detail "summary", a VF whose PF is reported too is folded into the PF's record (its units in
+    # sriov.vf_units). False for families whose VFs are accelerators of their own with family data (FPGA
+    # port VFs, one or a few per card): those always stay records.
+    summarize_vfs = True
 
     def claims(self, func, ctx=None):
         """True when this driver handles ``func`` (a :class:`_pci.PciFunction`). Must be cheap: only

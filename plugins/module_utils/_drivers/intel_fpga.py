@@ -52,6 +52,7 @@ def _id(value):
 
 class IntelFpgaDriver(Driver):
     name = "intel_fpga"
+    summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
     programming_model = "dynamic"
 

@@ -70,6 +70,7 @@ def _uuids(text):
 
 class XilinxFpgaDriver(Driver):
     name = "xilinx"
+    summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
     programming_model = "single"
 

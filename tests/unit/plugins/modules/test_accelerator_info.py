@@ -131,7 +131,7 @@ def test_documentation_is_valid_yaml():
     assert doc["module"] == "accelerator_info"
     assert doc["attributes"]["check_mode"]["support"] == "full"
     assert set(doc["options"]) == {"families", "vendor_ids", "addresses", "include_all", "in_use", "libvirt_run_dir",
-                                   "nvidia_smi", "pci_ids_path", "publish_facts"}
+                                   "nvidia_smi", "pci_ids_path", "publish_facts", "vf_detail"}
     from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import RECORD_KEYS
     assert set(ret["accelerators"]["contains"]) == set(RECORD_KEYS)
     assert isinstance(ex, list) and ex

@@ -1,0 +1,448 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""libvirt ``<hostdev>`` snippets for the assignable units of a discovery result.
+
+The XML has the structure Nova's libvirt driver writes (``mode``/``type``/``managed``, a ``<source>`` with
+the host PCI address in hex, or ``type='mdev' managed='no' model='vfio-pci'`` with the mdev UUID), in the
+form libvirt itself formats it (single quotes, two-space indent, libvirt's attribute and element order),
+so a snippet is byte-for-byte what ``virsh dumpxml`` shows for it.
+
+Input is discovery data (schema_version 1 of ``accelerator_info``): a result, a list of records, one
+record, one unit, or a plain PCI address / mdev UUID. Everything is checked; bad input raises
+``HostdevError`` whose message names the value and the accepted form.
+
+Standard library only, Python 3.9+ (usable by host-side modules and by controller-side filters).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+__metaclass__ = type
+
+KINDS = ("device", "vf", "mdev")
+FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
+OPTIONS = ("managed", "guest_address", "rom_bar", "rom_file", "display", "ramfb")
+
+PCI_FORM = ("a PCI address DDDD:BB:SS.F or BB:SS.F in hex (e.g. 0000:3b:00.4; domain up to 8 hex digits, "
+            "slot 00-1f, function 0-7)")
+UUID_FORM = "an mdev UUID (8-4-4-4-12 hex digits, e.g. 4b20d080-1b54-4048-85b3-a6a62d165c01)"
+INPUT_FORM = ("a discovery result (with accelerators), a list of discovery records, one record (with units), "
+              "one unit (with kind and id), or a string that is %s or %s" % (PCI_FORM, UUID_FORM))
+
+_PCI_RE = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-9a-f])$")
+_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_PATTERN_CHARS = "*?["
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class HostdevError(ValueError):
+    """Bad input: the message names what is wrong and the accepted form."""
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+def parse_pci_address(text, what="address"):
+    """``(domain, bus, slot, function)`` ints from ``DDDD:BB:SS.F`` or ``BB:SS.F``; HostdevError otherwise."""
+    if not isinstance(text, str):
+        raise HostdevError("%s: expected %s, got %s %r" % (what, PCI_FORM, type(text).__name__, text))
+    m = _PCI_RE.match(text.strip().lower())
+    if not m:
+        raise HostdevError("%s: %r is not a PCI address; expected %s" % (what, text, PCI_FORM))
+    domain = int(m.group(1) or "0", 16)
+    bus, slot, function = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
+    if slot > 0x1F:
+        raise HostdevError("%s: %r has slot 0x%02x, above 0x1f; expected %s" % (what, text, slot, PCI_FORM))
+    if function > 7:
+        raise HostdevError("%s: %r has function %x, above 7; expected %s" % (what, text, function, PCI_FORM))
+    return domain, bus, slot, function
+
+
+def format_pci_address(parts):
+    return "%04x:%02x:%02x.%x" % tuple(parts)
+
+
+def normalize_pci_address(text, what="address"):
+    """``0000:3b:00.4`` form (lower case, 4-digit domain at least) of a PCI address."""
+    return format_pci_address(parse_pci_address(text, what))
+
+
+def is_pci_address(text):
+    try:
+        parse_pci_address(text)
+    except HostdevError:
+        return False
+    return True
+
+
+def normalize_uuid(text, what="uuid"):
+    if not isinstance(text, str) or not _UUID_RE.match(text.strip().lower()):
+        raise HostdevError("%s: %r is not an mdev UUID; expected %s" % (what, text, UUID_FORM))
+    return text.strip().lower()
+
+
+def _switch(value, option, words):
+    """Normalise a two-state option (booleans allowed) to ``words[0]`` (true) or ``words[1]`` (false)."""
+    if value is True:
+        return words[0]
+    if value is False:
+        return words[1]
+    if isinstance(value, str) and value.strip().lower() in words:
+        return value.strip().lower()
+    raise HostdevError("%s: expected %s or %s (or a boolean), got %r" % (option, words[0], words[1], value))
+
+
+def _managed(value):
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return "auto"
+    try:
+        return _switch(value, "managed", ("yes", "no"))
+    except HostdevError:
+        raise HostdevError("managed: expected auto, yes or no (or a boolean), got %r" % (value,))
+
+
+def _guest_address(value):
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"domain", "bus", "slot", "function"})
+        if unknown:
+            raise HostdevError("guest_address: unknown keys %s; expected a dict with domain, bus, slot, function "
+                               "or %s" % (", ".join(unknown), PCI_FORM))
+        limits = {"domain": 0xFFFFFFFF, "bus": 0xFF, "slot": 0x1F, "function": 7}
+        parts = []
+        for key in ("domain", "bus", "slot", "function"):
+            item = value.get(key, 0)
+            try:
+                number = item if isinstance(item, int) and not isinstance(item, bool) else int(str(item), 16)
+            except ValueError:
+                number = -1
+            if not 0 <= number <= limits[key]:
+                raise HostdevError("guest_address: %s %r is not a number from 0 to 0x%x; expected a dict with "
+                                   "domain, bus, slot, function (ints or hex strings) or %s"
+                                   % (key, item, limits[key], PCI_FORM))
+            parts.append(number)
+        return tuple(parts)
+    return parse_pci_address(value, "guest_address")
+
+
+def _rom_file(value):
+    if not isinstance(value, str) or not value.startswith("/") or len(value) < 2 or _CONTROL_RE.search(value):
+        raise HostdevError("rom_file: expected an absolute path on the host (e.g. /usr/share/kvm/vbios.rom) "
+                           "without control characters, got %r" % (value,))
+    return value
+
+
+def check_options(options):
+    """Validated, normalised rendering options (unknown names and values refused)."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise HostdevError("unknown option%s %s; accepted options: %s"
+                           % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(OPTIONS)))
+    out = {"managed": _managed(options.get("managed"))}
+    out["guest_address"] = None if options.get("guest_address") is None else _guest_address(options["guest_address"])
+    out["rom_bar"] = None if options.get("rom_bar") is None else _switch(options["rom_bar"], "rom_bar", ("on", "off"))
+    out["rom_file"] = None if options.get("rom_file") is None else _rom_file(options["rom_file"])
+    out["display"] = None if options.get("display") is None else _switch(options["display"], "display", ("on", "off"))
+    out["ramfb"] = None if options.get("ramfb") is None else _switch(options["ramfb"], "ramfb", ("on", "off"))
+    if out["ramfb"] == "on" and out["display"] != "on":
+        raise HostdevError("ramfb: on needs display: on (the boot framebuffer is shown through the vGPU's display); "
+                           "got display %s" % (out["display"] or "unset"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- units
+
+def _unit_from_string(text):
+    if not isinstance(text, str):
+        raise HostdevError("expected %s; got %s" % (INPUT_FORM, type(text).__name__))
+    low = text.strip().lower()
+    if _UUID_RE.match(low):
+        return _hostdev_unit("mdev", low, None, None)
+    if _PCI_RE.match(low):
+        address = normalize_pci_address(low)
+        return _hostdev_unit("device", address, address, None)
+    raise HostdevError("%r is neither %s nor %s" % (text, PCI_FORM, UUID_FORM))
+
+
+def _hostdev_unit(kind, uid, address, record, raw=None):
+    """The unit as hostdev_units returns it: the discovery unit's keys plus what rendering needs."""
+    raw = raw or {}
+    record = record or {}
+    gpu = record.get("gpu") or {}
+    vgpu = gpu.get("vgpu") if isinstance(gpu, dict) else None
+    vendor_vfio = bool(raw.get("vendor_vfio")) or (kind == "vf" and isinstance(vgpu, dict))
+    vgpu_type = raw.get("vgpu_type")
+    if vgpu_type is None and vendor_vfio:
+        current = (vgpu or {}).get("current_type") or {}
+        vgpu_type = current.get("id") or raw.get("type")
+    sriov = record.get("sriov") or {}
+    children = []
+    if kind == "device":
+        children = [u.get("id") for u in record.get("units") or [] if isinstance(u, dict) and u.get("kind") == "mdev"]
+    why_not = raw.get("why_not")
+    if "why_not" not in raw:
+        if kind == "device" and children:
+            why_not = "parent of mdevs %s" % ", ".join(str(c) for c in children)
+        elif kind == "device" and (sriov.get("numvfs") or 0) > 0:
+            why_not = "parent of %d VFs" % sriov.get("numvfs")
+        elif vendor_vfio and not vgpu_type:
+            why_not = "NVIDIA vendor-VFIO VF without a vGPU type"
+    name = ("mdev_" + uid.replace("-", "_")) if kind == "mdev" else "pci_" + re.sub(r"[:.]", "_", uid)
+    function = record.get("function") or {}
+    return {
+        "id": uid,
+        "kind": kind,
+        "address": address,
+        "type": raw.get("type"),
+        "family": raw.get("family", record.get("family")),
+        "device": raw.get("device", record.get("address")),
+        "physfn": raw.get("physfn", record.get("physfn")),
+        "function": raw.get("function", function.get("id") if isinstance(function, dict) else None),
+        "vendor_vfio": vendor_vfio,
+        "vgpu_type": vgpu_type,
+        "iommu_group": raw.get("iommu_group"),
+        "iommu_group_members": raw.get("iommu_group_members", record.get("iommu_group_members") or []),
+        "in_use": bool(raw.get("in_use")),
+        "in_use_by": list(raw.get("in_use_by") or []),
+        "assignable": why_not is None,
+        "why_not": why_not,
+        "name": name,
+    }
+
+
+def _unit_from_dict(unit, record, where):
+    kind = unit.get("kind")
+    if kind not in KINDS:
+        raise HostdevError("%s: kind %r is not a unit kind; expected one of %s" % (where, kind, ", ".join(KINDS)))
+    if kind == "mdev":
+        uid = normalize_uuid(unit.get("id"), "%s: id" % where)
+        address = unit.get("address")
+        address = None if address is None else normalize_pci_address(address, "%s: address" % where)
+    else:
+        uid = normalize_pci_address(unit.get("id"), "%s: id" % where)
+        address = uid
+    return _hostdev_unit(kind, uid, address, record, unit)
+
+
+def _units_of_record(record, where):
+    units = record.get("units")
+    if not isinstance(units, list):
+        raise HostdevError("%s: units must be a list of units, got %s" % (where, type(units).__name__))
+    out = []
+    for index, unit in enumerate(units):
+        if not isinstance(unit, dict):
+            raise HostdevError("%s: units[%d] must be a dict with kind and id, got %s"
+                               % (where, index, type(unit).__name__))
+        out.append(_unit_from_dict(unit, record, "%s: units[%d]" % (where, index)))
+    return out
+
+
+def is_unit(item):
+    return isinstance(item, dict) and "kind" in item and "id" in item and "units" not in item
+
+
+def collect_units(data):
+    """Every unit in ``data`` (see INPUT_FORM), as hostdev units, in input order, without duplicates."""
+    if isinstance(data, str):
+        items = [_unit_from_string(data)]
+    elif is_unit(data):
+        items = [_unit_from_dict(data, None, "unit")]
+    elif isinstance(data, dict) and "units" in data:
+        items = _units_of_record(data, "record %s" % data.get("address"))
+    elif isinstance(data, dict) and "accelerators" in data:
+        if not isinstance(data["accelerators"], list):
+            raise HostdevError("accelerators must be a list of discovery records, got %s"
+                               % type(data["accelerators"]).__name__)
+        items = collect_units(data["accelerators"]) if data["accelerators"] else []
+    elif isinstance(data, (list, tuple)):
+        items = []
+        for index, item in enumerate(data):
+            if isinstance(item, str):
+                items.append(_unit_from_string(item))
+            elif is_unit(item):
+                items.append(_unit_from_dict(item, None, "item %d" % index))
+            elif isinstance(item, dict) and "units" in item:
+                items.extend(_units_of_record(item, "record %s" % item.get("address", index)))
+            else:
+                raise HostdevError("item %d: expected a discovery record (with units), a unit (with kind and id), "
+                                   "a PCI address or an mdev UUID; got %s"
+                                   % (index, type(item).__name__ if not isinstance(item, dict)
+                                      else "a dict with keys " + ", ".join(sorted(str(k) for k in item))))
+    else:
+        raise HostdevError("expected %s; got %s" % (INPUT_FORM, type(data).__name__ if not isinstance(data, dict)
+                                                     else "a dict with keys " + ", ".join(sorted(str(k) for k in data))))
+    seen = set()
+    out = []
+    for unit in items:
+        if unit["id"] not in seen:
+            seen.add(unit["id"])
+            out.append(unit)
+    return out
+
+
+def _id_key(text, what):
+    """A unit id in its normal form (PCI address or UUID), or HostdevError naming both forms."""
+    if isinstance(text, str):
+        low = text.strip().lower()
+        if _UUID_RE.match(low):
+            return low
+        if _PCI_RE.match(low):
+            return normalize_pci_address(low, what)
+    raise HostdevError("%s: %r is not a unit id; expected %s or %s" % (what, text, PCI_FORM, UUID_FORM))
+
+
+def find_unit(units, uid, what="unit"):
+    key = _id_key(uid, what)
+    for unit in units:
+        if unit["id"] == key:
+            return unit
+    known = ", ".join(u["id"] for u in units[:12]) + (", ..." if len(units) > 12 else "")
+    raise HostdevError("%s: %s is not a unit of the given discovery data (its units: %s)"
+                       % (what, key, known or "none"))
+
+
+def _as_list(value, option):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise HostdevError("%s: expected a list of strings, got %s" % (option, type(value).__name__))
+
+
+def _address_patterns(values):
+    out = []
+    for value in _as_list(values, "addresses"):
+        if not isinstance(value, str):
+            raise HostdevError("addresses: %r is not a string; expected %s or a shell pattern such as 0000:3b:*"
+                               % (value, PCI_FORM))
+        low = value.strip().lower()
+        if any(c in low for c in _PATTERN_CHARS):
+            out.append(low if low.count(":") >= 2 else "0000:" + low)
+        else:
+            out.append(normalize_pci_address(low, "addresses"))
+    return out
+
+
+def select_units(units, ids=None, addresses=None, families=None, kinds=None, functions=None, assignable_only=True):
+    """The units that match every selector given.
+
+    ``ids`` must all exist (else HostdevError). ``addresses`` (PCI addresses or shell patterns) match a unit's
+    PCI address, its record's address or its PF (a PF selects its VFs and the mdevs on them). ``functions``
+    match the record's function id, the mdev type or the vGPU type id. ``assignable_only`` drops units that
+    cannot be given to a guest now (parents of mdevs or VFs, vendor-VFIO VFs without a vGPU type), except
+    those named in ``ids``.
+    """
+    id_list = [_id_key(i, "ids") for i in _as_list(ids, "ids")]
+    for uid in id_list:
+        find_unit(units, uid, "ids")
+    patterns = _address_patterns(addresses)
+    family_list = _as_list(families, "families")
+    for family in family_list:
+        if family not in FAMILIES:
+            raise HostdevError("families: %r is not a family; expected some of %s" % (family, ", ".join(FAMILIES)))
+    kind_list = _as_list(kinds, "kinds")
+    for kind in kind_list:
+        if kind not in KINDS:
+            raise HostdevError("kinds: %r is not a unit kind; expected some of %s" % (kind, ", ".join(KINDS)))
+    function_list = [str(f) for f in _as_list(functions, "functions")]
+    out = []
+    for unit in units:
+        if id_list and unit["id"] not in id_list:
+            continue
+        if patterns:
+            where = [a for a in (unit["address"], unit["device"], unit["physfn"]) if a]
+            if not any(fnmatch.fnmatchcase(a, p) for a in where for p in patterns):
+                continue
+        if family_list and unit["family"] not in family_list:
+            continue
+        if kind_list and unit["kind"] not in kind_list:
+            continue
+        if function_list:
+            names = [str(v) for v in (unit["function"], unit["type"], unit["vgpu_type"]) if v is not None]
+            if not set(names) & set(function_list):
+                continue
+        if assignable_only and not unit["assignable"] and unit["id"] not in id_list:
+            continue
+        out.append(unit)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- XML
+
+def _quote(text):
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("'", "&apos;").replace('"', "&quot;"))
+
+
+def _attrs(pairs):
+    return "".join(" %s='%s'" % (k, _quote(v)) for k, v in pairs if v is not None)
+
+
+def _pci_attrs(parts):
+    domain, bus, slot, function = parts
+    return [("domain", "0x%04x" % domain), ("bus", "0x%02x" % bus), ("slot", "0x%02x" % slot),
+            ("function", "0x%x" % function)]
+
+
+def check_applicable(units, options):
+    """Refuse options that fit none of ``units`` or cannot hold for one of them."""
+    pci = [u for u in units if u["kind"] != "mdev"]
+    mdev = [u for u in units if u["kind"] == "mdev"]
+    if options["guest_address"] is not None and len(units) != 1:
+        raise HostdevError("guest_address: a guest PCI address fits one unit; got %d units (select one, e.g. "
+                           "with the unit option)" % len(units))
+    for name in ("rom_bar", "rom_file"):
+        if options[name] is not None and not pci:
+            raise HostdevError("%s: applies to PCI units (kind device or vf); got only mdevs (%s)"
+                               % (name, ", ".join(u["id"] for u in mdev)))
+    for name in ("display", "ramfb"):
+        if options[name] is not None and not mdev:
+            raise HostdevError("%s: applies to mdev units; got only PCI units (%s)"
+                               % (name, ", ".join(u["id"] for u in pci)))
+    if options["managed"] != "auto" and not pci:
+        raise HostdevError("managed: applies to PCI units; mdev hostdevs are always managed='no' "
+                           "(got only mdevs: %s)" % ", ".join(u["id"] for u in mdev))
+    if options["managed"] == "yes":
+        vendor = [u["id"] for u in pci if u["vendor_vfio"]]
+        if vendor:
+            raise HostdevError("managed: yes is not possible for NVIDIA vendor-VFIO VF%s %s: the nvidia driver "
+                               "must stay bound to serve the vGPU, so libvirt must not rebind it; use managed: "
+                               "auto or no" % ("s" if len(vendor) > 1 else "", ", ".join(vendor)))
+
+
+def render(unit, options):
+    """The ``<hostdev>`` element of one hostdev unit (options from check_options), no trailing newline."""
+    if unit["kind"] == "mdev":
+        head = _attrs([("mode", "subsystem"), ("type", "mdev"), ("managed", "no"), ("model", "vfio-pci"),
+                       ("display", options["display"]), ("ramfb", options["ramfb"])])
+        source = "<address%s/>" % _attrs([("uuid", unit["id"])])
+        rom = None
+    else:
+        if options["managed"] == "auto":
+            managed = "no" if unit["vendor_vfio"] else "yes"
+        else:
+            managed = options["managed"]
+        head = _attrs([("mode", "subsystem"), ("type", "pci"), ("managed", managed)])
+        source = "<address%s/>" % _attrs(_pci_attrs(parse_pci_address(unit["id"])))
+        rom = None
+        if options["rom_bar"] is not None or options["rom_file"] is not None:
+            rom = "<rom%s/>" % _attrs([("bar", options["rom_bar"]), ("file", options["rom_file"])])
+    lines = ["<hostdev%s>" % head, "  <source>", "    " + source, "  </source>"]
+    if rom:
+        lines.append("  " + rom)
+    if options["guest_address"] is not None:
+        lines.append("  <address%s/>" % _attrs([("type", "pci")] + _pci_attrs(options["guest_address"])))
+    lines.append("</hostdev>")
+    return "\n".join(lines)
+
+
+def render_units(units, options):
+    """Snippets for ``units`` after checking ``options`` (a dict of OPTIONS) against them."""
+    checked = check_options(options)
+    check_applicable(units, checked)
+    return [render(unit, checked) for unit in units]

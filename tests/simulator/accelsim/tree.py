@@ -31,20 +31,42 @@ class Node(object):
 
 
 class Tree(object):
+    """Flat map of root-relative paths to nodes, with a children index.
+
+    Every node is added on behalf of an *owner* (``self.owner`` while it is added): a PCI function's part
+    (``"fn:<BDF>"``: its directory, links, mdevs, its share of its IOMMU group), the in-use part
+    (``"inuse"``) or the static rest (``"*"``). ``drop(owner)`` removes what an owner added (nodes that
+    another owner also added stay; directories that nobody named and that became empty go), so
+    ``update`` can rebuild only the parts that a state change touched."""
+
     def __init__(self):
         self.nodes = {"": Node("d")}
         self.children = {"": set()}
+        self.owner = "*"
+        self.refs = {}    # path -> set of owners that added it (leaves and explicitly named directories)
+        self.owned = {}   # owner -> set of paths it added
 
     def _mkdirs(self, path):
-        parts = path.split("/")
-        cur = ""
-        for part in parts:
-            nxt = part if not cur else cur + "/" + part
-            if nxt not in self.nodes:
-                self.nodes[nxt] = Node("d")
-                self.children[nxt] = set()
-                self.children[cur].add(part)
-            cur = nxt
+        if path in self.nodes:
+            return
+        parent, _sep, name = path.rpartition("/")
+        if parent:
+            self._mkdirs(parent)
+        self.nodes[path] = Node("d")
+        self.children[path] = set()
+        self.children[parent].add(name)
+
+    def _claim(self, path):
+        refs = self.refs.get(path)
+        if refs is None:
+            self.refs[path] = {self.owner}
+        else:
+            refs.add(self.owner)
+        owned = self.owned.get(self.owner)
+        if owned is None:
+            self.owned[self.owner] = {path}
+        else:
+            owned.add(path)
 
     def _add(self, path, node):
         parent, _sep, name = path.rpartition("/")
@@ -52,9 +74,11 @@ class Tree(object):
             self._mkdirs(parent)
         self.nodes[path] = node
         self.children[parent].add(name)
+        self._claim(path)
 
     def dir(self, path):
         self._mkdirs(path)
+        self._claim(path)
 
     def file(self, path, content, mode=RO, handler=None):
         if isinstance(content, str):
@@ -77,6 +101,31 @@ class Tree(object):
 
     def listdir(self, path):
         return sorted(self.children.get(path.strip("/"), ()))
+
+    def drop(self, owner):
+        """Remove what ``owner`` added (see the class docstring)."""
+        paths = self.owned.pop(owner, ())
+        for path in sorted(paths, key=lambda p: p.count("/"), reverse=True):
+            refs = self.refs.get(path)
+            if refs is not None:
+                refs.discard(owner)
+                if refs:
+                    continue
+                del self.refs[path]
+            node = self.nodes.get(path)
+            if node is None or (node.kind == "d" and self.children.get(path)):
+                continue
+            self._remove(path)
+
+    def _remove(self, path):
+        while path:
+            parent, _sep, name = path.rpartition("/")
+            del self.nodes[path]
+            self.children.pop(path, None)
+            self.children[parent].discard(name)
+            if self.children[parent] or parent in self.refs or not parent:
+                return
+            path = parent
 
 
 def devpath(host, bdf):
@@ -124,29 +173,123 @@ def build(host):
         t.file(base + "/remove_id", b"", WO, ("noop",))
         t.file(base + "/uevent", b"", WO, ("noop",))
     t.file("dev/vfio/vfio", b"", 0o666)
+    _tools(t)
+    ctx = _Context(host)
+    for bdf in host.bdfs():
+        _function_part(t, host, bdf, ctx)
+    t.owner = "inuse"
+    _in_use(t, host)
+    t.owner = "*"
+    return t
+
+
+class _Context(object):
+    """What the per-function parts need to know about the whole host (computed once per build/update)."""
+
+    def __init__(self, host):
+        self.slots = {}
+        for bdf in host.bdfs():
+            self.slots.setdefault(bdf[:-2], []).append(bdf)
+        self.vfio_drivers = {"vfio-pci"}
+        for f in host.lab["functions"]:
+            if f.get("vgpu"):
+                self.vfio_drivers.add(f["sriov"]["vf_driver"])
+        self.mdevs_of = {}
+        for uuid in sorted(host.state["mdevs"]):
+            self.mdevs_of.setdefault(host.state["mdevs"][uuid]["parent"], []).append(uuid)
+
+
+def _function_part(t, host, bdf, ctx):
+    """Everything the function ``bdf`` shows: its directory and links, its mdevs, its IOMMU group share."""
+    t.owner = "fn:" + bdf
     groups = {}
-    slots = {}
-    for bdf in host.bdfs():
-        slots.setdefault(bdf[:-2], []).append(bdf)
-    for bdf in host.bdfs():
-        _function(t, host, bdf, groups, multifunction=len(slots[bdf[:-2]]) > 1)
-    for uuid in sorted(host.state["mdevs"]):
+    _function(t, host, bdf, groups, multifunction=len(ctx.slots[bdf[:-2]]) > 1)
+    for uuid in ctx.mdevs_of.get(bdf, ()):
         _mdev(t, host, uuid, groups)
-    vfio_drivers = {"vfio-pci"}
-    for f in host.lab["functions"]:
-        if f.get("vgpu"):
-            vfio_drivers.add(f["sriov"]["vf_driver"])
     for group, members in sorted(groups.items()):
         base = "sys/kernel/iommu_groups/%d" % group
         t.attr(base + "/type", "DMA-FQ")
         t.file(base + "/reserved_regions", "0x00000000fee00000 0x00000000feefffff msi\n")
         for name, path in members:
             t.link(base + "/devices/" + name, path)
-        if any(name in host.state["mdevs"] or host.dyn(name)["driver"] in vfio_drivers for name, _link in members):
-            t.file("dev/vfio/%d" % group, b"", 0o600)
-    _in_use(t, host)
-    _tools(t)
-    return t
+            if name in host.state["mdevs"] or host.dyn(name)["driver"] in ctx.vfio_drivers:
+                t.file("dev/vfio/%d" % group, b"", 0o600)
+    t.owner = "*"
+
+
+# State keys whose change means a full rebuild (anything else is handled part by part).
+_PART_KEYS = ("functions", "mdevs", "vgpu", "fpga", "alveo", "domains", "processes")
+_IGNORED_KEYS = ("next_pid", "next_group", "persist")
+
+
+def update(tree, old, new):
+    """Bring ``tree`` (built for Host ``old``) up to Host ``new`` by rebuilding only the parts of the
+    functions whose state changed (plus those whose view depends on them: the same slot and the upstream
+    bridges when functions come or go, the other VFs of a vGPU card, the mdev parent, the Alveo user
+    function). Returns the tree (a new full build when the lab or the boot changed)."""
+    os_, ns = old.state, new.state
+    keys = set(os_) | set(ns)
+    for key in keys:
+        if key in _PART_KEYS or key in _IGNORED_KEYS:
+            continue
+        if os_.get(key) != ns.get(key):
+            return build(new)
+    touched = set()
+    inuse = os_["domains"] != ns["domains"] or os_["processes"] != ns["processes"]
+    of, nf = os_["functions"], ns["functions"]
+    came_or_went = set(of) ^ set(nf)
+    for bdf in set(of) | set(nf):
+        if of.get(bdf) != nf.get(bdf):
+            touched.add(bdf)
+    for key in ("mdevs",):
+        om, nm = os_[key], ns[key]
+        for uuid in set(om) | set(nm):
+            if om.get(uuid) != nm.get(uuid):
+                touched.update(m["parent"] for m in (om.get(uuid), nm.get(uuid)) if m)
+    ov, nv = os_["vgpu"], ns["vgpu"]
+    for vf in set(ov) | set(nv):
+        if ov.get(vf) != nv.get(vf):
+            touched.add(vf)
+    for key in ("fpga", "alveo"):
+        for bdf in set(os_[key]) | set(ns[key]):
+            if os_[key].get(bdf) != ns[key].get(bdf):
+                touched.add(bdf)
+                for h in (old, new):
+                    user = h.alveo_user_of(bdf) if key == "alveo" else None
+                    if user:
+                        touched.add(user)
+    if not touched and not inuse:
+        return tree
+    for bdf in list(touched):
+        for h in (old, new):
+            if not h.exists(bdf):
+                continue
+            st = h.static(bdf)
+            pf = st["physfn"] if st.get("is_vf") else (bdf if st.get("sriov") else None)
+            if pf and h.static(pf).get("vgpu"):
+                touched.add(pf)
+                touched.update(h.vfs(pf))
+    for bdf in came_or_went:
+        for h in (old, new):
+            if not h.exists(bdf):
+                continue
+            touched.update(b for b in h.bdfs() if b[:-2] == bdf[:-2])
+            parent = h.static(bdf)["parent"]
+            while parent:
+                touched.add(parent)
+                parent = h.static(parent)["parent"]
+    for bdf in touched:
+        tree.drop("fn:" + bdf)
+    ctx = _Context(new)
+    for bdf in sorted(touched):
+        if new.exists(bdf):
+            _function_part(tree, new, bdf, ctx)
+    if inuse:
+        tree.drop("inuse")
+        tree.owner = "inuse"
+        _in_use(tree, new)
+        tree.owner = "*"
+    return tree
 
 
 def _function(t, host, bdf, groups, multifunction):

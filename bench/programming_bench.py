@@ -13,8 +13,9 @@ Whole module calls (a new interpreter running the module file with its arguments
 - vgpu, vendor-specific VFIO: one call for all GPUs (synthetic L40s, ``NVIDIA L40-1Q``);
 - vgpu, mdev: one call for all GPUs (Tesla T4 clones, ``GRID T4-1Q``, mdevctl definitions).
 
-Sysfs writes are counted by the FUSE daemon's state store stamp: the no-op rerun must leave it untouched.
-Prints a Markdown block for bench/BENCHMARKS.md.
+Sysfs writes are counted by the FUSE daemon's write log (``h.writes()``, every write() it served, refused ones
+included): the no-op rerun must not write a single sysfs file, and the benchmark fails if it does. Prints a
+Markdown block for bench/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -82,6 +83,20 @@ def t4_lab(gpus):
     return accelsim.load_lab(lab)
 
 
+def check_writes(h, before, label):
+    """The sysfs writes the FUSE daemon served since ``before`` (``(count, state stamp)``); a no-op rerun that
+    wrote anything, or changed the host through a tool fake, fails the run."""
+    log = h.writes()
+    new = log[before[0]:]
+    if label == "no-op rerun" and new:
+        raise SystemExit("the no-op rerun wrote %d sysfs files, e.g. %s" % (len(new), new[0]))
+    if label == "no-op rerun" and h.store.stamp() != before[1]:
+        raise SystemExit("the no-op rerun changed the simulated host (through a tool fake)")
+    if any(w["errno"] for w in new):
+        raise SystemExit("the kernel refused a write: %s" % [w for w in new if w["errno"]][0])
+    return len(new)
+
+
 class Rows(object):
     """Prints each result row as soon as it is measured (with the module CPU time since the last row)."""
 
@@ -103,7 +118,7 @@ def main():
     print("- machine: %d CPUs, %s; Python %s; %s" % (
         os.cpu_count(), platform.processor() or platform.machine(), platform.python_version(), platform.platform()))
     print("- simulator: FUSE mount (single-threaded daemon; every write runs the kernel model, saves the state and "
-          "rebuilds the tree)")
+          "rebuilds the touched devices' part of the tree)")
     print()
     print("| what | run | wall s | module CPU s | result |")
     print("|---|---|---|---|---|", flush=True)
@@ -119,7 +134,7 @@ def main():
         gpus = [f["bdf"] for f in lab["functions"] if f.get("vgpu")]
         persist = os.path.join(work, "persist")
         for label in ("from scratch", "no-op rerun") if not args.skip_nic else ():
-            stamp = h.store.stamp()
+            nwrites = (len(h.writes()), h.store.stamp())
             total = 0.0
             CPU[0] = 0.0
             changed = 0
@@ -128,17 +143,17 @@ def main():
                                                           "persist_root": persist})
                 total += dt
                 changed += bool(out["changed"])
-            wrote = h.store.stamp() != stamp
+            wrote = check_writes(h, nwrites, label)
             rows.append(("sriov_vfs %d PFs x %d VFs (vfio-pci), %d calls" % (len(pfs), args.vfs, len(pfs)), label, total,
-                         "%d changed, sysfs %s" % (changed, "written" if wrote else "untouched")))
+                         "%d changed, %d sysfs writes" % (changed, wrote)))
         for label in ("from scratch", "no-op rerun"):
-            stamp = h.store.stamp()
+            nwrites = (len(h.writes()), h.store.stamp())
             CPU[0] = 0.0
             dt, out = module_call(coll, "vgpu", {"root": mnt, "addresses": gpus, "type": "NVIDIA L40-1Q", "count": args.vgpus,
                                                  "persist_root": persist})
-            wrote = h.store.stamp() != stamp
+            wrote = check_writes(h, nwrites, label)
             rows.append(("vgpu vendor VFIO %d GPUs x %d, 1 call" % (len(gpus), args.vgpus), label, dt,
-                         "changed %s, sysfs %s" % (out["changed"], "written" if wrote else "untouched")))
+                         "changed %s, %d sysfs writes" % (out["changed"], wrote)))
     # mdev GPUs
     lab = t4_lab(args.gpus)
     mnt = os.path.join(work, "t4")
@@ -146,13 +161,13 @@ def main():
     with accelsim.mount(lab, mnt, state_dir=os.path.join(work, "t4-state")) as h:
         gpus = [f["bdf"] for f in lab["functions"] if f.get("mdev")]
         for label in ("from scratch", "no-op rerun"):
-            stamp = h.store.stamp()
+            nwrites = (len(h.writes()), h.store.stamp())
             CPU[0] = 0.0
             dt, out = module_call(coll, "vgpu", {"root": mnt, "addresses": gpus, "type": "GRID T4-1Q", "count": args.vgpus,
                                                  "persist_root": os.path.join(work, "persist-t4")})
-            wrote = h.store.stamp() != stamp
+            wrote = check_writes(h, nwrites, label)
             rows.append(("vgpu mdev %d GPUs x %d (+ mdevctl define), 1 call" % (len(gpus), args.vgpus), label, dt,
-                         "changed %s, state %s" % (out["changed"], "written" if wrote else "untouched")))
+                         "changed %s, %d sysfs writes" % (out["changed"], wrote)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,413 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Nova (and Cyborg) configuration for the declared devices of one host.
+
+The declaration (``accelerator_host_functions``) is resolved against the host's discovery record with
+``_declaration.resolve``; each assigned card then becomes the Nova options that offer it to guests:
+
+- **vGPU on an mdev GPU** (the card, or its VFs, offer ``mdev_supported_types``): ``[devices]
+  enabled_mdev_types`` and one ``[mdev_<type id>]`` section with ``device_addresses`` and ``mdev_class``
+  (``VGPU`` unless the function declares a ``CUSTOM_*`` resource class); ``max_instances`` only where the mdev
+  parents are VFs (SR-IOV GPUs), as Nova documents it.
+- **vGPU on an NVIDIA vendor-specific VFIO GPU** (SR-IOV, no mdev): the vGPUs are VFs that Nova assigns as PCI
+  devices: one ``[pci] device_spec`` per VF that carries (or will carry) the type, ``managed: no``, a resource
+  class per function (``CUSTOM_VGPU_<NAME>`` unless declared) and the function trait; an alias of type-VF.
+- **VFs** (``vfs``): one ``device_spec`` per PF with the PF's address and the VF product id (Nova matches the VFs
+  of a PF by their parent address), the function trait, and an alias of type-VF. With a physical network
+  (Neutron SR-IOV ports) the spec carries ``physical_network`` and no alias, resource class or traits.
+- **Whole devices** (``passthrough``, and ``fpga`` when not left to Cyborg): one ``device_spec`` per card with
+  its address and ids; an alias of type-PF for SR-IOV capable cards (Nova requires it to hand over a PF whole),
+  else type-PCI.
+- **Cyborg**: functions of the families given in ``cyborg_families`` are left to Cyborg; their drivers go to
+  cyborg.conf ``[agent] enabled_drivers``.
+
+Everything is deterministic (sorted, JSON with sorted keys), so rendering twice gives the same bytes.
+Standard library only (controller and host).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import re
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
+
+MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
+NOVA_STANDARD_CLASSES = ("VGPU", "PGPU", "FPGA", "SRIOV_NET_VF", "PCI_DEVICE")
+MDEV_CLASS_RE = re.compile(r"^(VGPU|CUSTOM_[A-Z0-9_]+)$")
+DEVICE_SPEC_KEYS = ("vendor_id", "product_id", "address", "physical_network", "trusted", "remote_managed",
+                    "resource_class", "traits", "managed", "live_migratable")
+ALIAS_KEYS = ("name", "vendor_id", "product_id", "device_type", "numa_policy", "resource_class", "traits",
+              "live_migratable")
+CYBORG_DRIVERS = {
+    ("fpga", "intel"): "intel_fpga_driver",
+    ("fpga", "xilinx"): "xilinx_fpga_driver",
+    ("qat", "8086"): "intel_qat_driver",
+    ("gpu", "10de"): "nvidia_gpu_driver",
+    ("nic", "8086"): "intel_nic_driver",
+}
+CYBORG_FAMILIES = ("fpga", "qat", "gpu", "nic")
+
+
+class NovaConfigError(ValueError):
+    """Options that cannot be used; the message names the option and the accepted form."""
+
+
+def _options(options):
+    opts = dict(options or {})
+    out = {
+        "report_in_placement": opts.pop("report_in_placement", True),
+        "cyborg_families": opts.pop("cyborg_families", None) or [],
+        "physical_networks": opts.pop("physical_networks", None) or {},
+        "host": opts.pop("host", None),
+    }
+    if opts:
+        raise NovaConfigError("unknown option(s) %s; accepted: report_in_placement, cyborg_families, "
+                              "physical_networks, host" % ", ".join(sorted(str(k) for k in opts)))
+    if not isinstance(out["report_in_placement"], bool):
+        raise NovaConfigError("report_in_placement: must be true or false, got %r" % (out["report_in_placement"],))
+    fams = out["cyborg_families"]
+    if isinstance(fams, str):
+        fams = [fams]
+    if not isinstance(fams, list) or any(f not in CYBORG_FAMILIES for f in fams):
+        raise NovaConfigError("cyborg_families: a list of families Cyborg has drivers for (%s), got %r"
+                              % (", ".join(CYBORG_FAMILIES), out["cyborg_families"]))
+    out["cyborg_families"] = sorted(set(fams))
+    nets = out["physical_networks"]
+    if not isinstance(nets, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in nets.items()):
+        raise NovaConfigError("physical_networks: a mapping of function name to physical network name, got %r"
+                              % (nets,))
+    if out["host"] is not None and not isinstance(out["host"], str):
+        raise NovaConfigError("host: must be a string, got %r" % (out["host"],))
+    return out
+
+
+def _records(discovery):
+    if isinstance(discovery, dict):
+        return discovery.get("accelerators") or []
+    return discovery or []
+
+
+def _hostname(discovery):
+    if isinstance(discovery, dict):
+        return (discovery.get("host") or {}).get("hostname")
+    return None
+
+
+def _json(obj):
+    return json.dumps(obj, sort_keys=True, separators=(", ", ": "))
+
+
+def _traits(assignment):
+    out = [assignment["trait"]]
+    for t in assignment["placement"]["traits"]:
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def _same_type(declared, type_id, type_name):
+    d = ("%s" % declared).lower()
+    return d == ("%s" % type_id).lower() or (type_name is not None and d == type_name.lower())
+
+
+def _vfs_of(card, by_addr):
+    return [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
+
+
+class _Renderer:
+    def __init__(self, functions, discovery, options):
+        self.opts = _options(options)
+        self.resolution = _declaration.resolve(functions, discovery)
+        self.records = _records(discovery)
+        self.by_addr = dict((r["address"], r) for r in self.records)
+        self.problems = list(self.resolution["problems"])
+        self.mdev = {}            # type id -> {"device_addresses", "mdev_class", "max_instances", "functions"}
+        self.specs = []           # (function, spec dict)
+        self.aliases = {}         # alias name -> (function, [alias dicts])
+        self.cyborg = set()
+        self.functions = {}
+
+    # -- per kind -----------------------------------------------------------------------------------------
+
+    def _note(self, a, nova_kind, **extra):
+        f = self.functions.setdefault(a["function"], {"kind": a["kind"], "handled_by": nova_kind, "cards": [],
+                                                      "alias": None, "resource_class": None, "mdev_type": None,
+                                                      "addresses": []})
+        f["cards"].append(a["address"])
+        for k, v in extra.items():
+            if isinstance(f.get(k), list):
+                f[k].extend(x for x in v if x not in f[k])
+            elif v is not None:
+                f[k] = v
+
+    def _cyborg(self, a, card):
+        vendor = (card.get("fpga") or {}).get("vendor") if a["family"] == "fpga" else card.get("vendor_id")
+        drv = CYBORG_DRIVERS.get((a["family"], vendor))
+        if drv is None:
+            self.problems.append("%s: Cyborg has no driver for %s cards of vendor %s (%s); not configured"
+                                 % (a["function"], a["family"], vendor, a["address"]))
+            return
+        if drv == "intel_fpga_driver" and (card.get("fpga") or {}).get("layout") == "dfl":
+            self.problems.append("%s: %s uses the upstream DFL driver; Cyborg's intel_fpga_driver reads the OPAE "
+                                 "layout (/sys/class/fpga) and will not see it" % (a["function"], a["address"]))
+        self.cyborg.add(drv)
+        self._note(a, "cyborg", addresses=[a["address"]])
+
+    def _mdev_parents(self, a, card):
+        """(mdev type id, parent addresses, on VFs?) or None when the card is not an mdev GPU."""
+        want = (a["module_args"] or {}).get("type")
+        types = (card.get("gpu") or {}).get("mdev_types") or []
+        if types:
+            for t in types:
+                if _same_type(want, t.get("id"), t.get("name")):
+                    return t["id"], [card["address"]], False
+            self.problems.append("%s: %s offers no mdev type %r (offered: %s)" % (
+                a["function"], a["address"], want, ", ".join(t.get("id", "?") for t in types)))
+            return None, [], False
+        vfs = [vf for vf in _vfs_of(card, self.by_addr) if (vf.get("gpu") or {}).get("mdev_types")]
+        if not vfs:
+            return None
+        count = (a["module_args"] or {}).get("count") or 0
+        tid, carrying, free = None, [], []
+        for vf in sorted(vfs, key=lambda r: r["address"]):
+            for t in vf["gpu"]["mdev_types"]:
+                if _same_type(want, t.get("id"), t.get("name")):
+                    tid = t["id"]
+                    (carrying if t.get("mdevs") else free).append(vf["address"])
+        if tid is None:
+            self.problems.append("%s: no VF of %s offers mdev type %r" % (a["function"], a["address"], want))
+            return None, [], True
+        return tid, (carrying + free)[:count], True
+
+    def _mdev(self, a, card, parents):
+        tid, addrs, on_vfs = parents
+        if tid is None:
+            return
+        rc = a["placement"]["resource_class"] or "VGPU"
+        if not MDEV_CLASS_RE.match(rc):
+            self.problems.append("%s: placement.resource_class %s cannot be an mdev_class (Nova accepts VGPU or "
+                                 "CUSTOM_*); using VGPU" % (a["function"], rc))
+            rc = "VGPU"
+        sect = self.mdev.setdefault(tid, {"device_addresses": [], "mdev_class": rc, "max_instances": None,
+                                          "functions": []})
+        if sect["mdev_class"] != rc:
+            self.problems.append("%s: mdev type %s is already given mdev_class %s by %s; Nova has one class per "
+                                 "type, so %s gets %s" % (a["function"], tid, sect["mdev_class"],
+                                                          ", ".join(sect["functions"]), a["address"],
+                                                          sect["mdev_class"]))
+        for addr in addrs:
+            if addr not in sect["device_addresses"]:
+                sect["device_addresses"].append(addr)
+        if on_vfs:
+            sect["max_instances"] = (sect["max_instances"] or 0) + len(addrs)
+        if a["function"] not in sect["functions"]:
+            sect["functions"].append(a["function"])
+        self._note(a, "nova-mdev", mdev_type=tid, resource_class=sect["mdev_class"], addresses=addrs)
+
+    def _vendor_vfs(self, a, card):
+        """The VFs that carry (or, by the vgpu module's choice, will carry) the declared type."""
+        want = a["module_args"]["type"]
+        count = a["module_args"]["count"]
+        vgpu_vfs = sorted((card.get("gpu") or {}).get("vgpu_vfs") or [], key=lambda v: v["address"])
+        if not vgpu_vfs:
+            vfs = sorted((card.get("sriov") or {}).get("vfs") or [])
+            if not vfs:
+                self.problems.append("%s: the VFs of %s are not enabled yet, so their addresses are unknown: "
+                                     "program the card (accelops.lifecycle.vgpu) and render again"
+                                     % (a["function"], a["address"]))
+                return []
+            vgpu_vfs = [{"address": v, "current_type": None} for v in vfs]
+        keep = [v["address"] for v in vgpu_vfs if v.get("current_type")
+                and _same_type(want, v["current_type"].get("id"), v["current_type"].get("name"))][:count]
+        free = [v["address"] for v in vgpu_vfs if not v.get("current_type")]
+        chosen = keep + free[:max(0, count - len(keep))]
+        if len(chosen) < count:
+            self.problems.append("%s: %s has %d VF(s) for %d vGPU(s) of %s" % (
+                a["function"], a["address"], len(chosen), count, want))
+        return sorted(chosen)
+
+    def _pci(self, a, card, kind):
+        fn = a["function"]
+        physnet = self.opts["physical_networks"].get(fn)
+        rc = a["placement"]["resource_class"]
+        managed = a["nova"]["managed"]
+        vendor = card.get("vendor_id")
+        if kind == "vgpu":
+            addrs = self._vendor_vfs(a, card)
+            product = (card.get("sriov") or {}).get("vf_device_id") or card.get("device_id")
+            device_type = "type-VF"
+            if rc is None:
+                rc = _naming.resource_class("VGPU", fn)
+            if managed is None:
+                managed = False   # the VF is held by the NVIDIA host driver: libvirt must not rebind it
+        elif kind == "vfs":
+            addrs = [card["address"]]   # a PF address matches its VFs (by their parent address)
+            product = (card.get("sriov") or {}).get("vf_device_id")
+            device_type = "type-VF"
+            if not product:
+                self.problems.append("%s: %s does not report its VF device id; no device_spec" % (fn, card["address"]))
+                return
+            if product == card.get("device_id"):
+                # the PF's own ids: a spec by PF address would match the PF too (Nova refuses PF + VFs)
+                addrs = sorted((card.get("sriov") or {}).get("vfs") or [])
+                if not addrs:
+                    self.problems.append("%s: the VFs of %s share its PCI ids and are not enabled yet: enable them "
+                                         "and render again" % (fn, card["address"]))
+                    return
+        else:
+            addrs = [card["address"]]
+            product = card.get("device_id")
+            device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
+        device_type = a["nova"]["device_type"] or device_type
+        traits = _traits(a)
+        for addr in addrs:
+            spec = {"vendor_id": vendor, "product_id": product, "address": addr}
+            if physnet:
+                spec["physical_network"] = physnet
+            else:
+                spec["traits"] = ",".join(traits)
+                if rc:
+                    spec["resource_class"] = rc
+            if managed is not None:
+                spec["managed"] = "yes" if managed else "no"
+            self.specs.append((fn, spec))
+        self._note(a, "nova-pci", resource_class=None if physnet else rc, addresses=addrs)
+        if physnet or not addrs:
+            return
+        alias = {"name": a["nova"]["alias"], "device_type": device_type, "vendor_id": vendor, "product_id": product}
+        if a["nova"]["numa_policy"]:
+            alias["numa_policy"] = a["nova"]["numa_policy"]
+        if self.opts["report_in_placement"]:
+            alias["traits"] = a["trait"]
+            if rc:
+                alias["resource_class"] = rc
+        self.functions[fn]["alias"] = alias["name"]
+        owner, have = self.aliases.setdefault(alias["name"], (fn, []))
+        if owner != fn:
+            self.problems.append("%s: alias %r is already used by function %s" % (fn, alias["name"], owner))
+            return
+        if alias not in have:
+            have.append(alias)
+
+    # -- all ----------------------------------------------------------------------------------------------
+
+    def run(self):
+        for a in self.resolution["assignments"]:
+            card = self.by_addr.get(a["address"]) or {}
+            if a["family"] in self.opts["cyborg_families"]:
+                self._cyborg(a, card)
+                continue
+            if a["kind"] == "vgpu":
+                parents = self._mdev_parents(a, card)
+                if parents is not None:
+                    self._mdev(a, card, parents)
+                    continue
+            self._pci(a, card, a["kind"])
+        for name, (fn, have) in sorted(self.aliases.items()):
+            if len(have) > 1 and self.opts["report_in_placement"]:
+                rcs = set(x.get("resource_class") for x in have)
+                if len(rcs) == 1 and None not in rcs:
+                    # one resource class for every card: one alias by class and trait, without ids
+                    merged = dict(have[0])
+                    merged.pop("vendor_id")
+                    merged.pop("product_id")
+                    have[:] = [merged]
+                else:
+                    self.problems.append(
+                        "%s: its cards have different PCI ids (%s) and Nova's PCI-in-Placement allows one alias "
+                        "per name: declare placement.resource_class for it" % (
+                            fn, ", ".join("%s:%s" % (x["vendor_id"], x["product_id"]) for x in have)))
+        return self.result()
+
+    def result(self):
+        mdev_types = [dict(type=t, **v) for t, v in sorted(self.mdev.items())]
+        for m in mdev_types:
+            m["device_addresses"] = sorted(m["device_addresses"])
+        specs = [s for _f, s in sorted(self.specs, key=lambda fs: (fs[1]["address"], fs[0]))]
+        aliases = [x for _n, (_f, have) in sorted(self.aliases.items()) for x in have]
+        sections = []
+        if mdev_types:
+            sections.append(("devices", [("enabled_mdev_types", ",".join(m["type"] for m in mdev_types))]))
+            for m in mdev_types:
+                body = [("device_addresses", ",".join(m["device_addresses"])), ("mdev_class", m["mdev_class"])]
+                if m["max_instances"]:
+                    body.append(("max_instances", str(m["max_instances"])))
+                sections.append(("mdev_%s" % m["type"], body))
+        if specs or aliases:
+            body = []
+            if specs and self.opts["report_in_placement"]:
+                body.append(("report_in_placement", "True"))
+            body.extend(("device_spec", _json(s)) for s in specs)
+            body.extend(("alias", _json(x)) for x in aliases)
+            sections.append(("pci", body))
+        host = self.opts["host"]
+        nova_conf = render_ini(sections, host)
+        cyborg_sections = [("agent", [("enabled_drivers", ",".join(sorted(self.cyborg)))])] if self.cyborg else []
+        return {
+            "nova_conf": nova_conf,
+            "nova_sections": [[name, [list(kv) for kv in body]] for name, body in sections],
+            "alias_conf": render_ini([("pci", [("alias", _json(x)) for x in aliases])] if aliases else [], None),
+            "cyborg_conf": render_ini(cyborg_sections, host) if cyborg_sections else "",
+            "mdev_types": mdev_types,
+            "device_specs": specs,
+            "aliases": aliases,
+            "cyborg_drivers": sorted(self.cyborg),
+            "functions": self.functions,
+            "problems": self.problems,
+            "resolution": self.resolution,
+        }
+
+
+def render_ini(sections, host):
+    """INI text: the marker line, then ``[section]`` blocks; a key repeated in a section is a multi-valued
+    option (oslo.config MultiStrOpt: ``device_spec``, ``alias``)."""
+    lines = [MARKER]
+    if host:
+        lines.append("# host: %s" % host)
+    lines.append("# Do not edit: the next run overwrites it. Change the declaration instead.")
+    for name, body in sections:
+        lines.append("")
+        lines.append("[%s]" % name)
+        for key, value in body:
+            lines.append("%s = %s" % (key, value))
+    return "\n".join(lines) + "\n"
+
+
+def render(functions, discovery, options=None):
+    """Nova/Cyborg configuration for one host: see the module docstring. ``options``: ``report_in_placement``
+    (default true), ``cyborg_families`` (families left to Cyborg), ``physical_networks`` (function name to
+    Neutron physical network), ``host`` (named in the file's header). Raises NovaConfigError or
+    _declaration.DeclarationError for unusable input."""
+    opts = _options(options)
+    if opts["host"] is None:
+        opts["host"] = _hostname(discovery)
+    return _Renderer(functions, discovery, opts).run()
+
+
+def merge_aliases(per_host):
+    """One ``[pci] alias`` list for the API/scheduler nodes from several hosts' results (or alias lists).
+
+    Identical aliases are kept once. Nova's legacy PCI tracker accepts one name with several specifications
+    (any of them); with PCI-in-Placement (aliases with a resource class or traits) a name must have one
+    specification, so a difference there is a problem."""
+    by_name, problems = {}, []
+    for item in per_host:
+        aliases = item.get("aliases") if isinstance(item, dict) else item
+        for a in aliases or []:
+            have = by_name.setdefault(a["name"], [])
+            if a not in have:
+                have.append(a)
+    out = []
+    for name in sorted(by_name):
+        have = sorted(by_name[name], key=_json)
+        if len(have) > 1 and any("resource_class" in a or "traits" in a for a in have):
+            problems.append("alias %s differs between hosts (%s); with PCI-in-Placement a name has one "
+                            "specification" % (name, " / ".join(_json(a) for a in have)))
+        out.extend(have)
+    return {"aliases": out, "problems": problems,
+            "alias_conf": render_ini([("pci", [("alias", _json(x)) for x in out])] if out else [], None)}

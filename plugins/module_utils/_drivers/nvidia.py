@@ -32,8 +32,14 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import nor
 __metaclass__ = type
 
 _TYPE_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
+# `nvidia-smi mig -lgi` rows: GPU, "MIG <profile name>", profile id, instance id, placement start:size
 _GI_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
-_CI_LINE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
+# `nvidia-smi mig -lci` rows: GPU, GPU instance id, "MIG <profile name>", profile id, instance id and, from
+# driver R470 on, placement start:size (older drivers print no Placement column)
+_CI_LINE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(\d+):(\d+))?\s*\|")
+# `nvidia-smi vgpu -s -v`: "GPU 00000000:3B:00.0" then per type "vGPU Type ID : 0x47a" and "Name : ..."
+_SMI_GPU_LINE = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_SMI_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(.*?)\s*$")
 
 
 def parse_vgpu_types(text):
@@ -83,15 +89,61 @@ def parse_mig_gi(text):
 
 def parse_mig_ci(text):
     """``nvidia-smi mig -lci`` table -> {gpu index: [{gpu_instance_id, id, name, profile_id,
-    placement}]}."""
+    placement}]} (placement null from drivers that print no Placement column)."""
     out = {}
     for line in (text or "").splitlines():
         m = _CI_LINE.match(line.strip())
         if m:
             out.setdefault(int(m.group(1)), []).append({
-                "gpu_instance_id": int(m.group(2)), "id": int(m.group(6)), "name": m.group(3),
-                "profile_id": int(m.group(5)), "placement": "%s:%s" % (m.group(6), m.group(7))})
+                "gpu_instance_id": int(m.group(2)), "id": int(m.group(5)), "name": m.group(3),
+                "profile_id": int(m.group(4)),
+                "placement": "%s:%s" % (m.group(6), m.group(7)) if m.group(6) is not None else None})
     return out
+
+
+def parse_vgpu_supported(text):
+    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
+    out = {}
+    names = None
+    tid = None
+    for line in (text or "").splitlines():
+        m = _SMI_GPU_LINE.match(line.strip())
+        if m:
+            names = out.setdefault(normalize_address(m.group(1)) or m.group(1).lower(), {})
+            tid = None
+            continue
+        m = _SMI_FIELD.match(line)
+        if not m or names is None:
+            continue
+        key, value = m.group(1), m.group(2)
+        if key == "vGPU Type ID":
+            try:
+                tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
+            except ValueError:
+                tid = None
+        elif key == "Name" and tid is not None and value:
+            names.setdefault(tid, value)
+    return out
+
+
+def smi_vgpu_names(ctx):
+    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (run at most once per discovery, and only
+    when asked: when a type id could not be named from sysfs); {} without nvidia-smi."""
+    cache = ctx.cache.get("nvidia_vgpu_s")
+    if cache is not None:
+        return cache
+    ctx.cache["nvidia_vgpu_s"] = names = {}
+    if not ctx.nvidia_smi_enabled:
+        return names
+    res = ctx.run_tool("nvidia-smi", ["vgpu", "-s", "-v"])
+    if res is None:
+        return names
+    rc, out, err = res
+    if rc != 0:
+        ctx.warn("nvidia-smi vgpu -s -v failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
+        return names
+    names.update(parse_vgpu_supported(out))
+    return names
 
 
 def mig_state(ctx):
@@ -178,6 +230,41 @@ class NvidiaGpuDriver(Driver):
         ctx.cache[key] = (names, vgpu)
         return names, vgpu
 
+    def _model_names(self, pf, ctx):
+        """{type id: name} from every NVIDIA card of the same model (vendor, device and subsystem ids)
+        on this host: a type id means the same on identical cards (cached per model)."""
+        ident = pf.identity()
+        model = (pf.vendor_id, pf.device_id, ident.get("subsystem_vendor_id"), ident.get("subsystem_device_id"))
+        key = "nvidia_model_types:%s:%s:%s:%s" % model
+        if key in ctx.cache:
+            return ctx.cache[key]
+        names = {}
+        for other in ctx.scan.functions.values():
+            if other is pf or other.physfn or not self.claims(other) or other.vendor_id != pf.vendor_id \
+                    or other.device_id != pf.device_id:
+                continue
+            oid = other.identity()
+            if (oid.get("subsystem_vendor_id"), oid.get("subsystem_device_id")) != model[2:]:
+                continue
+            for tid, name in self._card_types(other, ctx)[0].items():
+                if name:
+                    names.setdefault(tid, name)
+        ctx.cache[key] = names
+        return names
+
+    def type_name(self, pf, tid, names, ctx):
+        """The name of vGPU type ``tid`` on card ``pf``: what the card's own PF/VFs list, else what a card
+        of the same model lists, else ``nvidia-smi vgpu -s -v`` for that card; None when nothing knows."""
+        if not tid:
+            return None
+        name = names.get(tid)
+        if name:
+            return name
+        resolved = ctx.cache.setdefault("nvidia_resolved:" + pf.address, {})
+        if tid not in resolved:
+            resolved[tid] = self._model_names(pf, ctx).get(tid) or smi_vgpu_names(ctx).get(pf.address, {}).get(tid)
+        return resolved[tid]
+
     def describe(self, func, ctx):
         gpu = empty_gpu_section()
         out = {"gpu": gpu, "function": None}
@@ -197,14 +284,14 @@ class NvidiaGpuDriver(Driver):
             names, vgpu = self._card_types(pf, ctx)
 
             def _t(tid):
-                return {"id": tid, "name": names.get(tid)} if tid else None
+                return {"id": tid, "name": self.type_name(pf, tid, names, ctx)} if tid else None
             if func.address in vgpu and func.physfn:
                 cur, creatable = vgpu[func.address]
                 gpu["vgpu"] = {"current_type": _t(cur), "creatable_types": creatable}
                 out["unit_type"] = cur
                 model = "single"
                 if cur:
-                    name = names.get(cur)
+                    name = self.type_name(pf, cur, names, ctx)
                     out["function"] = function_record(cur, name, function_trait(name or "NVIDIA_VGPU_" + cur))
             if func is pf and vgpu:
                 gpu["vgpu_types"] = [{"id": k, "name": v} for k, v in sorted(names.items(), key=lambda kv: int(kv[0]))]
@@ -218,8 +305,8 @@ class NvidiaGpuDriver(Driver):
                     counts = Counter(v["current_type"]["id"] for v in gpu["vgpu_vfs"] if v["current_type"])
                     if counts:
                         tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-                        out["function"] = function_record(
-                            tid, names.get(tid), function_trait(names.get(tid) or "NVIDIA_VGPU_" + tid))
+                        name = self.type_name(pf, tid, names, ctx)
+                        out["function"] = function_record(tid, name, function_trait(name or "NVIDIA_VGPU_" + tid))
         if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:

@@ -1,6 +1,21 @@
-"""nvidia-smi, the query subset: ``-L``, ``--query-gpu=<fields> --format=csv[,noheader][,nounits]``
-with ``-i <index|bus id|uuid>``."""
+"""nvidia-smi, the read-only query subset, with the real tool's output layouts:
 
+- ``-L``; ``--query-gpu=<fields> --format=csv[,noheader][,nounits]`` with ``-i <index|bus id|uuid>``;
+- ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables, or the
+  real messages ``No MIG-enabled devices found.`` / ``No GPU instances found: Not Found`` / ``No compute
+  instances found: Not Found`` (exit status 6, NVML's NOT_FOUND);
+- ``vgpu -s`` / ``vgpu -c`` (``-v``, ``-i ID``): supported and creatable vGPU types per GPU, names only or,
+  with ``-v``, one ``vGPU Type ID : 0x...`` block per type.
+
+Lab keys read (``functions[].gpu``): ``name``, ``uuid``, ``serial``, ``memory_mib``, ``vbios``, and for MIG
+``mig: {mode: Enabled|Disabled, pending: <mode>, gpu_instances: [{id, profile_id, name, placement,
+compute_instances: [{id, profile_id, name, placement}]}]}`` (``name`` is the profile name without ``MIG``,
+e.g. ``1g.10gb``; ``placement`` is ``start:size``). The older ``mig_mode: Enabled`` key sets both modes and no
+instances. A GPU without either is not MIG capable (``[N/A]``). vGPU types come from the function's
+``vgpu`` (vendor-specific VFIO, numeric ids) or ``mdev`` (``nvidia-<id>`` types) section.
+"""
+
+import re
 import sys
 
 FIELDS = {
@@ -54,7 +69,10 @@ def _value(host, index, bdf, field, total):
     if field == "vbios_version":
         return g.get("vbios", "[N/A]")
     if field.startswith("mig.mode."):
-        return g.get("mig_mode", "[N/A]")
+        mig = _mig(g)
+        if mig is None:
+            return "[N/A]"
+        return mig["mode"] if field == "mig.mode.current" else mig["pending"]
     if field == "pci.device_id":
         return "0x%04X%04X" % (st["device"], st["vendor"])
     if field == "pci.sub_device_id":
@@ -62,7 +80,175 @@ def _value(host, index, bdf, field, total):
     raise KeyError(field)
 
 
+def _mig(g):
+    """The GPU's MIG state, or None when it is not MIG capable."""
+    if isinstance(g.get("mig"), dict):
+        m = g["mig"]
+        mode = m.get("mode", "Disabled")
+        return {"mode": mode, "pending": m.get("pending", mode), "gpu_instances": m.get("gpu_instances") or []}
+    if g.get("mig_mode"):
+        return {"mode": g["mig_mode"], "pending": g["mig_mode"], "gpu_instances": []}
+    return None
+
+
+NOT_FOUND = 6  # NVML_ERROR_NOT_FOUND: what nvidia-smi exits with when there is nothing to list
+
+GI_TABLE = ("+---------------------------------------------------------+",
+            "| GPU instances:                                          |",
+            "| GPU   Name               Profile  Instance   Placement  |",
+            "|                            ID       ID       Start:Size |",
+            "|=========================================================|")
+CI_TABLE = ("+--------------------------------------------------------------------+",
+            "| Compute instances:                                                 |",
+            "| GPU     GPU       Name             Profile   Instance   Placement  |",
+            "|       Instance                       ID        ID       Start:Size |",
+            "|         ID                                                         |",
+            "|====================================================================|")
+
+
+def _gi_row(index, gi):
+    return "|%4d  %-16s%8d%9d%13s     |" % (index, "MIG " + gi["name"], gi["profile_id"], gi["id"], gi["placement"])
+
+
+def _ci_row(index, gi, ci):
+    return "|%4d%7d       %-16s%6d%10d%13s     |" % (index, gi["id"], "MIG " + ci["name"], ci["profile_id"], ci["id"],
+                                                    ci["placement"])
+
+
+def _select(host, found, select):
+    indexed = list(enumerate(found))
+    if select is None:
+        return indexed
+    return [(i, b) for i, b in indexed if select in (str(i), host.static(b)["gpu"]["uuid"], _bus_id(b), b)]
+
+
+def mig_main(host, found, args):
+    """``nvidia-smi mig -lgi|-lci [-i ID] [-gi ID]`` (read-only listings)."""
+    what = select = gi_filter = None
+    it = iter(args)
+    for arg in it:
+        if arg in ("-lgi", "--list-gpu-instances"):
+            what = "gi"
+        elif arg in ("-lci", "--list-compute-instances"):
+            what = "ci"
+        elif arg in ("-i", "--id"):
+            select = next(it, "")
+        elif arg in ("-gi", "--gpu-instance-id"):
+            gi_filter = next(it, "")
+        else:
+            sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n")
+            return 2
+    if what is None:
+        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n")
+        return 2
+    indexed = _select(host, found, select)
+    if select is not None and not indexed:
+        sys.stdout.write("No devices were found\n")
+        return NOT_FOUND
+    enabled = [(i, b, _mig(host.static(b)["gpu"])) for i, b in indexed]
+    enabled = [(i, b, m) for i, b, m in enabled if m is not None and m["mode"] == "Enabled"]
+    if not enabled:
+        sys.stdout.write("No MIG-enabled devices found.\n")
+        return NOT_FOUND
+    rows = []
+    for i, _b, m in enabled:
+        for gi in m["gpu_instances"]:
+            if gi_filter is not None and str(gi["id"]) != gi_filter:
+                continue
+            if what == "gi":
+                rows.append(_gi_row(i, gi))
+            else:
+                rows.extend(_ci_row(i, gi, ci) for ci in gi.get("compute_instances") or [])
+    if not rows:
+        sys.stdout.write("No GPU instances found: Not Found\n" if what == "gi" else
+                         "No compute instances found: Not Found\n")
+        return NOT_FOUND
+    table = GI_TABLE if what == "gi" else CI_TABLE
+    out = list(table)
+    for r in rows:
+        out.append(r)
+        out.append(table[0])
+    print("\n".join(out))
+    return 0
+
+
+def _type_id(tid):
+    if isinstance(tid, int):
+        return tid
+    m = re.match(r"^nvidia-(\d+)$", str(tid))
+    return int(m.group(1)) if m else None
+
+
+def vgpu_types(host, bdf, creatable):
+    """[(numeric id, name, max instances)] the GPU supports (or can create now)."""
+    st = host.static(bdf)
+    out = []
+    if st.get("vgpu"):
+        if creatable:
+            ids = set()
+            for vf in host.vfs(bdf):
+                ids.update(t["id"] for t in host.creatable_vgpu_types(vf))
+            types = [t for t in st["vgpu"]["types"] if t["id"] in ids]
+        else:
+            types = st["vgpu"]["types"]
+        out = [(t["id"], t["name"], t["max_instances"]) for t in types]
+    elif host.mdev_parent(bdf):
+        for t in host.mdev_parent(bdf)["types"]:
+            tid = _type_id(t["id"])
+            if tid is None or (creatable and host.available_instances(bdf, t["id"]) <= 0):
+                continue
+            out.append((tid, t["name"], t["max_instances"]))
+    return out
+
+
+def vgpu_main(host, found, args):
+    """``nvidia-smi vgpu -s|-c [-v] [-i ID]``: supported / creatable vGPU types per GPU."""
+    what = select = None
+    verbose = False
+    it = iter(args)
+    for arg in it:
+        if arg in ("-s", "--supported"):
+            what = "s"
+        elif arg in ("-c", "--creatable"):
+            what = "c"
+        elif arg in ("-v", "--verbose"):
+            verbose = True
+        elif arg in ("-i", "--id"):
+            select = next(it, "")
+        else:
+            sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
+            return 2
+    if what is None:
+        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
+        return 2
+    indexed = _select(host, found, select)
+    if select is not None and not indexed:
+        sys.stdout.write("No devices were found\n")
+        return NOT_FOUND
+    out = []
+    for _i, bdf in indexed:
+        out.append("GPU %s" % _bus_id(bdf))
+        for tid, name, max_inst in vgpu_types(host, bdf, what == "c"):
+            if not verbose:
+                out.append("    %s" % name)
+                continue
+            out.append("    %-38s: 0x%x" % ("vGPU Type ID", tid))
+            out.append("        %-34s: %s" % ("Name", name))
+            out.append("        %-34s: %s" % ("GPU Instance Profile ID", "N/A"))
+            out.append("        %-34s: %d" % ("Max Instances", max_inst))
+    print("\n".join(out))
+    return 0
+
+
 def main(store, args):
+    if args and args[0] in ("mig", "vgpu"):
+        host = store_host(store)
+        found = gpus(host)
+        if not found:
+            sys.stdout.write("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                             "Make sure that the latest NVIDIA driver is installed and running.\n\n")
+            return 9
+        return (mig_main if args[0] == "mig" else vgpu_main)(host, found, args[1:])
     query = fmt = select = None
     listing = False
     it = iter(args)

@@ -1,0 +1,131 @@
+"""The nvidia-smi fake's read-only queries, with the real tool's layouts: --query-gpu MIG modes, mig -lgi/-lci,
+vgpu -s/-c."""
+
+import copy
+
+import pytest
+
+from accelsim.model import load_lab
+from accelsim.render import render_tree
+
+A100 = {
+    "bdf": "0000:af:00.0", "vendor": 0x10de, "device": 0x20b5, "subsystem_vendor": 0x10de,
+    "subsystem_device": 0x1533, "class": 0x030200, "revision": 0xa1, "driver": "nvidia", "numa_node": 1,
+    "iommu_group": 90, "link": {"speed": "16.0 GT/s PCIe", "width": 16},
+    "gpu": {"name": "NVIDIA A100 80GB PCIe", "uuid": "GPU-00000000-1111-2222-3333-444444444444",
+            "memory_mib": 81920,
+            "mig": {"mode": "Enabled", "pending": "Enabled", "gpu_instances": [
+                {"id": 1, "profile_id": 9, "name": "3g.40gb", "placement": "0:4",
+                 "compute_instances": [{"id": 0, "profile_id": 2, "name": "3g.40gb", "placement": "0:3"}]},
+                {"id": 9, "profile_id": 19, "name": "1g.10gb", "placement": "4:1",
+                 "compute_instances": [{"id": 0, "profile_id": 0, "name": "1g.10gb", "placement": "0:1"}]},
+                {"id": 13, "profile_id": 19, "name": "1g.10gb", "placement": "6:1"}]}},
+}
+
+
+def mig_lab(mode="Enabled", instances=True):
+    """gpu-vendor-vfio (an L40, not MIG capable) plus a MIG-capable A100 in ``mode``."""
+    lab = copy.deepcopy(load_lab("gpu-vendor-vfio"))
+    a100 = copy.deepcopy(A100)
+    a100["gpu"]["mig"]["mode"] = a100["gpu"]["mig"]["pending"] = mode
+    if not instances:
+        a100["gpu"]["mig"]["gpu_instances"] = []
+    lab["functions"].append(a100)
+    lab["name"] = "gpu-mig"
+    return lab
+
+
+@pytest.fixture
+def host(tmp_path):
+    return render_tree(mig_lab(), str(tmp_path / "h"))
+
+
+def test_query_gpu_mig_modes(host):
+    rc, out, _err = host.tool("nvidia-smi", "--query-gpu=index,pci.bus_id,mig.mode.current,mig.mode.pending",
+                              "--format=csv,noheader")
+    assert rc == 0
+    assert out.splitlines() == ["0, 00000000:3B:00.0, [N/A], [N/A]", "1, 00000000:AF:00.0, Enabled, Enabled"]
+    rc, out, _err = host.tool("nvidia-smi", "--query-gpu=pci.bus_id,mig.mode.current", "--format=csv")
+    assert out.splitlines()[0] == "pci.bus_id, mig.mode.current"
+
+
+def test_mig_lgi_table(host):
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lgi")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("| GPU instances:") and lines[2].split() == [
+        "|", "GPU", "Name", "Profile", "Instance", "Placement", "|"]
+    rows = [line for line in lines if "MIG" in line]
+    assert rows == [
+        "|   1  MIG 3g.40gb            9        1          0:4     |",
+        "|   1  MIG 1g.10gb           19        9          4:1     |",
+        "|   1  MIG 1g.10gb           19       13          6:1     |",
+    ]
+    assert all(len(line) == len(lines[0]) for line in lines)  # a closed box, as the real table
+    assert lines[-1] == lines[0] and lines[lines.index(rows[0]) + 1] == lines[0]  # a rule after every row
+
+
+def test_mig_lci_table_and_filters(host):
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lci")
+    assert rc == 0
+    rows = [line for line in out.splitlines() if "MIG" in line]
+    assert rows == [
+        "|   1      1       MIG 3g.40gb          2         0          0:3     |",
+        "|   1      9       MIG 1g.10gb          0         0          0:1     |",
+    ]
+    assert "Compute instances:" in out and "Start:Size" in out
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lci", "-i", "1", "-gi", "9")
+    assert [line for line in out.splitlines() if "MIG" in line] == rows[1:]
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lgi", "-i", "0")
+    assert (rc, out) == (6, "No MIG-enabled devices found.\n")  # the L40 is not MIG capable
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lci", "-gi", "13")
+    assert (rc, out) == (6, "No compute instances found: Not Found\n")
+
+
+def test_mig_disabled_and_enabled_without_instances(tmp_path):
+    h = render_tree(mig_lab(mode="Disabled"), str(tmp_path / "off"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgi")
+    assert (rc, out) == (6, "No MIG-enabled devices found.\n")
+    rc, out, _err = h.tool("nvidia-smi", "--query-gpu=mig.mode.current", "--format=csv,noheader", "-i", "1")
+    assert out == "Disabled\n"
+    h = render_tree(mig_lab(instances=False), str(tmp_path / "empty"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgi")
+    assert (rc, out) == (6, "No GPU instances found: Not Found\n")
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lci")
+    assert (rc, out) == (6, "No compute instances found: Not Found\n")
+
+
+def test_mig_bad_arguments(host):
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-cgi", "19")
+    assert rc == 2 and "Invalid combination" in out
+
+
+def test_vgpu_supported_and_creatable(host):
+    rc, out, _err = host.tool("nvidia-smi", "vgpu", "-s", "-i", "0")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[0] == "GPU 00000000:3B:00.0"
+    assert lines[1:3] == ["    NVIDIA L40-1Q", "    NVIDIA L40-2Q"] and len(lines) == 11
+    rc, out, _err = host.tool("nvidia-smi", "vgpu", "-s", "-v", "-i", "00000000:3B:00.0")
+    lines = out.splitlines()
+    assert lines[1] == "    vGPU Type ID                          : 0x474"  # 1140
+    assert lines[2] == "        Name                              : NVIDIA L40-1Q"
+    assert sum(1 for line in lines if "vGPU Type ID" in line) == 10
+    with host.transaction() as h:
+        h.set_numvfs("0000:3b:00.0", "32")
+        h.set_vgpu_type(h.vfs("0000:3b:00.0")[0], "1149")  # 48Q: the whole card
+    rc, out, _err = host.tool("nvidia-smi", "vgpu", "-c", "-i", "0")
+    assert (rc, out) == (0, "GPU 00000000:3B:00.0\n")  # nothing creatable any more
+    rc, out, _err = host.tool("nvidia-smi", "vgpu", "-s", "-v")
+    assert "GPU 00000000:AF:00.0" in out.splitlines()  # every GPU, the A100 without vGPU types
+
+
+def test_vgpu_mdev_parent_types(tmp_path):
+    h = render_tree("gpu-mdev", str(tmp_path / "t4"))
+    rc, out, _err = h.tool("nvidia-smi", "vgpu", "-s", "-v")
+    assert rc == 0
+    lab = load_lab("gpu-mdev")
+    t4 = [f for f in lab["functions"] if f.get("mdev")][0]
+    first = t4["mdev"]["types"][0]
+    assert "    vGPU Type ID                          : 0x%x" % int(first["id"].split("-")[1]) in out.splitlines()
+    assert "        Name                              : %s" % first["name"] in out.splitlines()

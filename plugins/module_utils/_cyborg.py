@@ -249,10 +249,10 @@ def friendly_group(group, where):
             raise CyborgInputError("%s: vendor %r: give a PCI vendor id (4 hex digits) or one of %s"
                                    % (where, vendor, ", ".join(sorted(VENDOR_IDS))))
     if group.get("function") is not None:
-        try:
-            raw["trait:%s" % _naming.function_trait(str(group["function"]))] = "required"
-        except ValueError:
-            raise CyborgInputError("%s: function %r gives no usable trait name" % (where, group["function"]))
+        if not _naming.normalize(str(group["function"])):
+            raise CyborgInputError("%s: function %r gives no usable trait name (it needs letters or digits)"
+                                   % (where, group["function"]))
+        raw["trait:%s" % _naming.function_trait(str(group["function"]))] = "required"
     if group.get("function_id") is not None:
         if fam != "fpga" or vendor is None:
             raise CyborgInputError("%s: function_id is Cyborg's FPGA function id: it needs family fpga and a vendor "
@@ -274,8 +274,8 @@ def friendly_group(group, where):
 
 
 def is_friendly(group):
-    return isinstance(group, dict) and bool(group) and not any(
-        isinstance(k, str) and k.startswith(KEY_PREFIXES) for k in group)
+    """A group is in Cyborg's form as soon as one key has a ':' (resources:, trait:, accel:, or a typo of them)."""
+    return isinstance(group, dict) and bool(group) and not any(isinstance(k, str) and ":" in k for k in group)
 
 
 def normalize_groups(groups, option="groups"):

@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Discovery with the simulator's nvidia-smi (real output layouts): MIG state and instances, and vGPU type
+names that no VF lists any more."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
+
+L40 = "0000:3b:00.0"
+A100 = "0000:af:00.0"
+MIG = {"mode": "Enabled", "pending": "Enabled", "gpu_instances": [
+    {"id": 1, "profile_id": 9, "name": "3g.40gb", "placement": "0:4",
+     "compute_instances": [{"id": 0, "profile_id": 2, "name": "3g.40gb", "placement": "0:3"},
+                           {"id": 1, "profile_id": 0, "name": "1c.3g.40gb", "placement": "3:1"}]},
+    {"id": 9, "profile_id": 19, "name": "1g.10gb", "placement": "4:1"}]}
+
+
+def _lab(mig=None, second_l40=False):
+    """gpu-vendor-vfio (an L40 in vendor-specific VFIO mode) plus an A100 with ``mig`` (lab key gpu.mig)."""
+    lab = copy.deepcopy(accelsim.load_lab("gpu-vendor-vfio"))
+    l40 = [f for f in lab["functions"] if f["bdf"] == L40][0]
+    if second_l40:
+        twin = copy.deepcopy(l40)
+        twin.update(bdf="0000:5e:00.0", iommu_group=80, parent=None)
+        twin["gpu"] = dict(twin["gpu"], uuid="GPU-11111111-2222-3333-4444-555555555555")
+        lab["functions"].append(twin)
+    gpu = {"name": "NVIDIA A100 80GB PCIe", "uuid": "GPU-00000000-1111-2222-3333-444444444444", "memory_mib": 81920}
+    if mig is not None:
+        gpu["mig"] = mig
+    lab["functions"].append({
+        "bdf": A100, "vendor": 0x10de, "device": 0x20b5, "subsystem_vendor": 0x10de, "subsystem_device": 0x1533,
+        "class": 0x030200, "revision": 0xa1, "driver": "nvidia", "numa_node": 1, "iommu_group": 90, "gpu": gpu})
+    lab["name"] = "gpu-mig"
+    return lab
+
+
+def _recs(res):
+    return dict((r["address"], r) for r in res["accelerators"])
+
+
+def test_mig_state_from_the_simulated_nvidia_smi(tmp_path):
+    root = str(tmp_path / "h")
+    accelsim.render_tree(_lab(MIG), root)
+    res = discover(Sysfs(root))
+    assert res["host"]["nvidia_smi"] and res["host"]["nvidia_smi"].startswith(root)
+    assert res["warnings"] == []
+    recs = _recs(res)
+    mig = recs[A100]["gpu"]["mig"]
+    assert mig == {
+        "index": 1, "mode_current": "Enabled", "mode_pending": "Enabled",
+        "gpu_instances": [{"id": 1, "name": "3g.40gb", "profile_id": 9, "placement": "0:4"},
+                          {"id": 9, "name": "1g.10gb", "profile_id": 19, "placement": "4:1"}],
+        "compute_instances": [
+            {"gpu_instance_id": 1, "id": 0, "name": "3g.40gb", "profile_id": 2, "placement": "0:3"},
+            {"gpu_instance_id": 1, "id": 1, "name": "1c.3g.40gb", "profile_id": 0, "placement": "3:1"}],
+    }
+    assert recs[A100]["programming_model"] == "dynamic"
+    assert recs[L40]["gpu"]["mig"] is None  # [N/A]: not MIG capable
+
+
+@pytest.mark.parametrize("mig,expected", [
+    ({"mode": "Disabled", "pending": "Enabled"}, ("Disabled", "Enabled")),
+    ({"mode": "Enabled", "pending": "Enabled", "gpu_instances": []}, ("Enabled", "Enabled")),
+])
+def test_mig_disabled_or_without_instances(tmp_path, mig, expected):
+    root = str(tmp_path / "h")
+    accelsim.render_tree(_lab(mig), root)
+    res = discover(Sysfs(root))
+    m = _recs(res)[A100]["gpu"]["mig"]
+    assert (m["mode_current"], m["mode_pending"]) == expected
+    assert m["gpu_instances"] == [] and m["compute_instances"] == []
+    assert _recs(res)[A100]["programming_model"] == ("dynamic" if expected[0] == "Enabled" else "fixed")
+    assert res["warnings"] == []  # nvidia-smi's "No ... found" (exit 6) is an answer, not a failure
+
+
+def test_nvidia_smi_never_runs_nothing(tmp_path):
+    root = str(tmp_path / "h")
+    accelsim.render_tree(_lab(MIG), root)
+    res = discover(Sysfs(root), nvidia_smi="never")
+    assert res["host"]["nvidia_smi"] is None and _recs(res)[A100]["gpu"]["mig"] is None
+
+
+def _fill_card(sim, pf, type_id):
+    """Enable the card's VFs and give the first one a type that takes the whole card: no VF offers any
+    type afterwards (creatable_vgpu_types lists nothing)."""
+    with sim.transaction() as h:
+        h.set_numvfs(pf, "32")
+        vf = h.vfs(pf)[0]
+        h.set_vgpu_type(vf, str(type_id))
+    return vf
+
+
+def test_full_card_type_named_by_nvidia_smi(tmp_path):
+    root = str(tmp_path / "h")
+    sim = accelsim.render_tree(_lab(), root)
+    vf = _fill_card(sim, L40, 1149)
+    res = discover(Sysfs(root))
+    recs = _recs(res)
+    assert recs[vf]["gpu"]["vgpu"]["creatable_types"] == []
+    assert recs[vf]["gpu"]["vgpu"]["current_type"] == {"id": "1149", "name": "NVIDIA L40-48Q"}
+    assert recs[vf]["function"] == {"id": "1149", "name": "NVIDIA L40-48Q", "trait": "CUSTOM_FUNCTION_NVIDIA_L40_48Q"}
+    assert recs[L40]["function"]["name"] == "NVIDIA L40-48Q"
+    assert recs[L40]["gpu"]["vgpu_vfs"][0]["current_type"]["name"] == "NVIDIA L40-48Q"
+    assert res["warnings"] == []
+    # without nvidia-smi nothing on this host knows the name: null, and the trait falls back to the id
+    off = _recs(discover(Sysfs(root), nvidia_smi="never"))
+    assert off[vf]["gpu"]["vgpu"]["current_type"] == {"id": "1149", "name": None}
+    assert off[vf]["function"]["trait"] == "CUSTOM_FUNCTION_NVIDIA_VGPU_1149"
+
+
+def test_full_card_type_named_by_a_card_of_the_same_model(tmp_path):
+    root = str(tmp_path / "h")
+    sim = accelsim.render_tree(_lab(second_l40=True), root)
+    vf = _fill_card(sim, L40, 1149)
+    with sim.transaction() as h:
+        h.set_numvfs("0000:5e:00.0", "4")  # the twin's VFs still offer every type
+    res = discover(Sysfs(root), nvidia_smi="never")
+    assert _recs(res)[vf]["gpu"]["vgpu"]["current_type"] == {"id": "1149", "name": "NVIDIA L40-48Q"}
+
+
+def test_parse_vgpu_supported_verbose_layout():
+    text = ("GPU 00000000:3B:00.0\n"
+            "    vGPU Type ID                          : 0x474\n"
+            "        Name                              : NVIDIA L40-1Q\n"
+            "        Class                             : Quadro\n"
+            "        Max Instances                     : 32\n"
+            "    vGPU Type ID                          : 0x47d\n"
+            "        Name                              : NVIDIA L40-48Q\n"
+            "GPU 00000000:5E:00.0\n"
+            "    vGPU Type ID                      : 0x5ee\n"
+            "        Name                          : NVIDIA RTX Pro 6000 Blackwell DC-2B\n")
+    assert nvidia.parse_vgpu_supported(text) == {
+        "0000:3b:00.0": {"1140": "NVIDIA L40-1Q", "1149": "NVIDIA L40-48Q"},
+        "0000:5e:00.0": {"1518": "NVIDIA RTX Pro 6000 Blackwell DC-2B"}}
+    assert nvidia.parse_vgpu_supported("") == {}
+
+
+def test_parse_mig_ci_without_placement_column():
+    # drivers before R470 print no Placement column
+    text = ("+-------------------------------------------------------+\n"
+            "| Compute instances:                                    |\n"
+            "| GPU     GPU       Name             Profile   Instance |\n"
+            "|       Instance                       ID        ID     |\n"
+            "|         ID                                            |\n"
+            "|=======================================================|\n"
+            "|   0      1       MIG 1c.3g.20gb       0         2     |\n"
+            "+-------------------------------------------------------+\n")
+    assert nvidia.parse_mig_ci(text) == {0: [{"gpu_instance_id": 1, "id": 2, "name": "1c.3g.20gb", "profile_id": 0,
+                                              "placement": None}]}
+    assert nvidia.parse_mig_gi("No MIG-enabled devices found.\n") == {}

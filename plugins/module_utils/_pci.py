@@ -301,6 +301,12 @@ def scan(sysfs):
                 warnings.append("%s: the device went away during the scan (it was listed in %s but its "
                                 "directory is gone); skipped" % (address, DEVICES))
                 continue
+            if verr is not None and verr == derr == cerr and verr not in (errno.ENOENT, errno.EACCES) \
+                    and not os.path.isdir(real):
+                # not a directory one can read at all (a symlink loop, a file): nothing to report it by
+                warnings.append("%s: cannot read the device directory %s/%s: %s; skipped" % (
+                    address, DEVICES, name, errno_text(verr)))
+                continue
             f.vendor_id = _hexattr(vendor, 4)
             f.device_id = _hexattr(device, 4)
             f.class_id = _hexattr(cls, 6)

@@ -28,7 +28,8 @@ class SriovNicDriver(Driver):
     def claims(self, func, ctx=None):
         if func.base_class != "02":
             return False
-        return bool(func.physfn) or os.path.exists(func.real + "/sriov_totalvfs")
+        # lexists: an unreadable sriov_totalvfs (a broken link) still makes it an SR-IOV NIC, reported with a warning
+        return bool(func.physfn) or os.path.lexists(func.real + "/sriov_totalvfs")
 
     @staticmethod
     def interfaces(func):

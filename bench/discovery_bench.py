@@ -6,9 +6,10 @@
 
     .venv/bin/python bench/discovery_bench.py [--functions-pfs N] [--repeat N] [--keep DIR]
 
-Times (best of N, wall clock): in-process discovery (include_all and accelerators only), one whole module
-call (``python -m`` of the module file with its arguments as ANSIBLE_MODULE_ARGS JSON, i.e. interpreter
-start, imports, discovery, JSON out), and ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci``.
+Times (best of N, wall clock): in-process discovery (include_all and accelerators only, with
+``vf_detail`` full and summary), whole module calls (the module file run by a new interpreter with its
+arguments file, i.e. interpreter start, imports, discovery, AnsibleModule's result handling, JSON out; with
+``vf_detail`` full and summary), and ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci``.
 Prints a Markdown block for bench/BENCHMARKS.md. nvidia-smi is not run (the tree's nvidia-smi is the
 simulator's fake, whose start-up would dominate); in-use collection (libvirt XML, /proc scan) is included.
 """
@@ -65,7 +66,7 @@ def main():
     ap.add_argument("--pfs", type=int, default=19, help="NIC PFs for accelsim generate (default 19)")
     ap.add_argument("--vfs", type=int, default=128, help="VFs per NIC PF (default 128)")
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--keep", help="generate the tree here and keep it")
+    ap.add_argument("--keep", help="generate the tree here and keep it (a tree already there is reused)")
     args = ap.parse_args()
 
     coll = collections_path()
@@ -74,9 +75,14 @@ def main():
     from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
     dest = args.keep or tempfile.mkdtemp(prefix="accelops-bench-tree-")
+    argdir = tempfile.mkdtemp(prefix="accelops-bench-args-")
     try:
         t0 = time.perf_counter()
-        nfun, how = generate(dest, args.pfs, args.vfs)
+        if args.keep and os.path.isdir(os.path.join(dest, "sys", "bus", "pci", "devices")):
+            nfun = len(os.listdir(os.path.join(dest, "sys", "bus", "pci", "devices")))
+            how = "a tree kept by an earlier run (--keep)"
+        else:
+            nfun, how = generate(dest, args.pfs, args.vfs)
         gen_s = time.perf_counter() - t0
         if nfun < 2500:
             sys.exit("only %d functions generated; raise --pfs/--vfs" % nfun)
@@ -92,28 +98,39 @@ def main():
         def run_default():
             return discover(Sysfs(dest), nvidia_smi="never")
 
+        def run_summary():
+            return discover(Sysfs(dest), include_all=True, nvidia_smi="never", vf_detail="summary")
+
         module = os.path.join(TOP, "plugins", "modules", "accelerator_info.py")
         env = dict(os.environ, PYTHONPATH=coll)
-        margs = json.dumps({"ANSIBLE_MODULE_ARGS": {"root": dest, "include_all": True, "nvidia_smi": "never"}})
-        argfile = os.path.join(tempfile.mkdtemp(prefix="accelops-bench-args-"), "args.json")
-        with open(argfile, "w") as f:
-            f.write(margs)
-        out_size = [0]
+        out_size = {}
 
-        def run_module():
-            p = subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=env, check=True)
-            out_size[0] = len(p.stdout)
-            res = json.loads(p.stdout)
-            assert not res.get("failed"), res
+        def module_call(vf_detail):
+            argfile = os.path.join(argdir, "args-%s.json" % vf_detail)
+            with open(argfile, "w") as f:
+                f.write(json.dumps({"ANSIBLE_MODULE_ARGS": {"root": dest, "include_all": True, "nvidia_smi": "never",
+                                                            "vf_detail": vf_detail}}))
+
+            def run_module():
+                p = subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env=env, check=True)
+                out_size[vf_detail] = len(p.stdout)
+                res = json.loads(p.stdout)
+                assert not res.get("failed"), res
+                assert res["host"]["vf_detail"] == vf_detail, res["host"]
+            return run_module
 
         records = len(run_all()["accelerators"])
         accel = len(run_default()["accelerators"])
+        srecords = run_summary()["accelerators"]
+        folded = sum(1 for r in srecords for u in (r["sriov"] or {}).get("vf_units") or [] if u["kind"] == "vf")
         run_lspci()  # warm the page cache for everyone
         lb, lm = best(run_lspci, args.repeat)
         ab, am = best(run_all, args.repeat)
         db, dm = best(run_default, args.repeat)
-        mb, mm = best(run_module, max(3, args.repeat // 2))
+        sb, sm = best(run_summary, args.repeat)
+        mb, mm = best(module_call("full"), max(3, args.repeat // 2))
+        msb, msm = best(module_call("summary"), max(3, args.repeat // 2))
         cpu = "unknown"
         try:
             with open("/proc/cpuinfo") as f:
@@ -138,8 +155,12 @@ def main():
             "| lspci | %.3f (%.3f) | 1.00 |" % (lb, lm),
             "| discovery in-process, include_all (%d records) | %.3f (%.3f) | %.2f |" % (records, ab, am, ab / lb),
             "| discovery in-process, accelerators only (%d records) | %.3f (%.3f) | %.2f |" % (accel, db, dm, db / lb),
-            "| module call (new interpreter, imports, discovery, %d kB JSON) | %.3f (%.3f) | %.2f |" % (
-                out_size[0] // 1024, mb, mm, mb / lb),
+            "| discovery in-process, include_all, `vf_detail: summary` (%d records, %d VFs folded) | %.3f (%.3f) | %.2f |" % (
+                len(srecords), folded, sb, sm, sb / lb),
+            "| module call, include_all, `vf_detail: full` (new interpreter, imports, discovery, %d kB JSON) "
+            "| %.3f (%.3f) | %.2f |" % (out_size["full"] // 1024, mb, mm, mb / lb),
+            "| module call, include_all, `vf_detail: summary` (%d kB JSON) | %.3f (%.3f) | %.2f |" % (
+                out_size["summary"] // 1024, msb, msm, msb / lb),
             "",
         ]
         print("\n".join(lines))
@@ -147,6 +168,7 @@ def main():
         if not args.keep:
             shutil.rmtree(dest, ignore_errors=True)
         shutil.rmtree(coll, ignore_errors=True)
+        shutil.rmtree(argdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -276,12 +276,13 @@ def _unit_evidence(card, by_addr):
     """(in use?, evidence strings) over the card and its VFs' units."""
     evidence = []
     recs = [card] + [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
-    for rec in recs:
-        for unit in rec.get("units") or []:
-            if unit.get("in_use"):
-                for who in unit.get("in_use_by") or [{}]:
-                    evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
-                                                      who.get("name") or who.get("evidence") or ""))
+    units = [u for rec in recs for u in rec.get("units") or []]
+    units += (card.get("sriov") or {}).get("vf_units") or []      # discovery with vf_detail: summary
+    for unit in units:
+        if unit.get("in_use"):
+            for who in unit.get("in_use_by") or [{}]:
+                evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
+                                                  who.get("name") or who.get("evidence") or ""))
     return bool(evidence), evidence
 
 
@@ -325,8 +326,9 @@ def carries(entry, card, by_addr):
             return False
         drv = entry["vfs"]["driver"]
         if drv:
+            folded = {u.get("address"): u for u in sriov.get("vf_units") or [] if u.get("kind") == "vf"}
             for a in sriov.get("vfs") or []:
-                vf = by_addr.get(a) or {}
+                vf = by_addr.get(a) or folded.get(a) or {}
                 if vf.get("driver") != drv:
                     return False
         return True

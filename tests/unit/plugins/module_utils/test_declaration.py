@@ -197,3 +197,17 @@ def test_resolve_refuses_what_is_not_discovery():
         d.resolve([], {"hosts": []})
     with pytest.raises(d.DeclarationError, match="expected a list of accelerator_info records"):
         d.resolve([], ["0000:3b:00.0"])
+
+
+def test_resolve_reads_folded_vf_units_of_vf_detail_summary():
+    pf = {"address": "0000:d8:00.0", "family": "nic", "physfn": None, "units": [{"kind": "device", "in_use": False}],
+          "sriov": {"totalvfs": 8, "numvfs": 2, "vfs": ["0000:d8:02.0", "0000:d8:02.1"], "vf_units": [
+              {"kind": "vf", "id": "0000:d8:02.0", "address": "0000:d8:02.0", "driver": "vfio-pci", "in_use": False},
+              {"kind": "vf", "id": "0000:d8:02.1", "address": "0000:d8:02.1", "driver": "vfio-pci", "in_use": True,
+               "in_use_by": [{"kind": "domain", "name": "instance-00000007"}]}]}}
+    same = d.resolve([{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": 2, "driver": "vfio-pci"}}], [pf])
+    a = same["assignments"][0]
+    assert a["change_needed"] is False and a["blocked"] is False
+    assert a["in_use_by"] == ["vf 0000:d8:02.1: domain instance-00000007"]
+    more = d.resolve([{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": 4, "driver": "vfio-pci"}}], [pf])
+    assert more["assignments"][0]["blocked"] is True

@@ -21,9 +21,13 @@ description:
   - The text is formatted the way libvirt formats it (single quotes, two-space indent), so it matches what
     C(virsh dumpxml) shows for the device.
   - A string, a unit or O(unit) gives one snippet (a string); a record, a list of records or a discovery result
-    gives a list with one snippet per unit a guest can be given now, in order - the units
-    P(accelops.lifecycle.hostdev_units#filter) lists by default (not a function whose mdevs or VFs exist, not an
-    NVIDIA vendor-VFIO VF without a vGPU type). O(unit) picks any unit.
+    gives a list with one snippet per unit, in order. Of the units of records, only those a guest can be given now
+    are rendered - the units P(accelops.lifecycle.hostdev_units#filter) lists by default (not a function whose
+    mdevs or VFs exist, not an NVIDIA vendor-VFIO VF without a vGPU type); units and strings in a list are all
+    rendered, so the output of P(accelops.lifecycle.hostdev_units#filter) is rendered as selected. O(unit) picks
+    any unit.
+  - Options apply to the units they fit (O(rom_bar) and O(rom_file) to PCI units, O(display) and O(ramfb) to
+    mdevs); an option that fits none of the units is refused.
   - Bad input (a string that is not a PCI address or mdev UUID, a O(unit) not in the data, an unknown option or
     value) fails with a message naming it and the accepted form.
 options:
@@ -118,11 +122,10 @@ def hostdev_xml(data, unit=None, **options):
                                  % ("s" if len(unknown) > 1 else "", ", ".join(unknown), ", ".join(_hostdev.OPTIONS)))
     single = unit is not None or isinstance(data, str) or _hostdev.is_unit(data)
     try:
-        units = _hostdev.collect_units(data)
         if unit is not None:
-            units = [_hostdev.find_unit(units, unit, "unit")]
-        elif not single:
-            units = _hostdev.select_units(units)
+            units = [_hostdev.find_unit(_hostdev.collect_units(data), unit, "unit")]
+        else:
+            units = _hostdev.collect_units(data, assignable_only=True)
         snippets = _hostdev.render_units(units, options)
     except _hostdev.HostdevError as e:
         raise AnsibleFilterError("hostdev_xml: %s" % e)

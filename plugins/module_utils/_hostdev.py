@@ -244,8 +244,21 @@ def is_unit(item):
     return isinstance(item, dict) and "kind" in item and "id" in item and "units" not in item
 
 
-def collect_units(data):
-    """Every unit in ``data`` (see INPUT_FORM), as hostdev units, in input order, without duplicates."""
+def collect_units(data, assignable_only=False):
+    """Every unit in ``data`` (see INPUT_FORM), as hostdev units, in input order, without duplicates.
+
+    With ``assignable_only``, units that come from records (not those given one by one) are kept only when a
+    guest can be given them now.
+    """
+    if assignable_only:
+        given = collect_units(data)
+        if isinstance(data, str) or is_unit(data):
+            return given
+        direct = set()
+        for item in data if isinstance(data, (list, tuple)) else []:
+            if isinstance(item, str) or is_unit(item):
+                direct.update(u["id"] for u in collect_units(item))
+        return [u for u in given if u["assignable"] or u["id"] in direct]
     if isinstance(data, str):
         items = [_unit_from_string(data)]
     elif is_unit(data):

@@ -124,3 +124,12 @@ def test_bad_input_is_refused_clearly(labs, data_key, call, message):
     with pytest.raises(AnsibleFilterError) as e:
         call(labs[data_key] if data_key else None)
     assert message in str(e.value)
+
+
+def test_a_list_of_units_is_rendered_as_selected(labs, tmp_path):
+    chosen = hostdev_units(labs["mdev"], assignable_only=False)
+    snippets = hostdev_xml(chosen, rom_bar="off", display="on")
+    assert [s.split("'")[3] for s in snippets] == ["pci", "mdev"]  # the parent too: it was asked for
+    assert "<rom bar='off'/>" in snippets[0] and "display='on'" in snippets[1]
+    assert_valid(snippets, tmp_path)
+    assert_libvirt_keeps(snippets, tmp_path)

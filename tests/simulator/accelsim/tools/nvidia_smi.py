@@ -111,8 +111,8 @@ def _gi_row(index, gi):
 
 
 def _ci_row(index, gi, ci):
-    return "|%4d%7d       %-16s%6d%10d%13s     |" % (index, gi["id"], "MIG " + ci["name"], ci["profile_id"], ci["id"],
-                                                    ci["placement"])
+    values = (index, gi["id"], "MIG " + ci["name"], ci["profile_id"], ci["id"], ci["placement"])
+    return "|%4d%7d       %-16s%6d%10d%13s     |" % values
 
 
 def _select(host, found, select):

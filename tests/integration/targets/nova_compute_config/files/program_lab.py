@@ -13,11 +13,12 @@ import accelsim
 
 def main(root, vgpus, nic_vfs):
     host = accelsim.attach(root)
-    rc, _out, err = host.tool("sriov-manage", "-e", "0000:3b:00.0")
-    if rc != 0:
-        raise SystemExit("sriov-manage failed: %s" % err)
+    if vgpus:
+        rc, _out, err = host.tool("sriov-manage", "-e", "0000:3b:00.0")
+        if rc != 0:
+            raise SystemExit("sriov-manage failed: %s" % err)
     with host.transaction() as kernel:
-        for vf in kernel.vfs("0000:3b:00.0")[:vgpus]:
+        for vf in kernel.vfs("0000:3b:00.0")[:vgpus] if vgpus else []:
             kernel.set_vgpu_type(vf, "1145")
         if nic_vfs:
             kernel.set_numvfs("0000:d8:00.0", str(nic_vfs))

@@ -104,6 +104,7 @@ def main():
         module = os.path.join(TOP, "plugins", "modules", "accelerator_info.py")
         env = dict(os.environ, PYTHONPATH=coll)
         out_size = {}
+        out_cpu = {}  # least CPU time (user + system) of one module call
 
         def module_call(vf_detail):
             argfile = os.path.join(argdir, "args-%s.json" % vf_detail)
@@ -112,8 +113,12 @@ def main():
                                                             "vf_detail": vf_detail}}))
 
             def run_module():
+                t0 = os.times()
                 p = subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    env=env, check=True)
+                t1 = os.times()
+                cpu = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
+                out_cpu[vf_detail] = min(out_cpu.get(vf_detail, cpu), cpu)
                 out_size[vf_detail] = len(p.stdout)
                 res = json.loads(p.stdout)
                 assert not res.get("failed"), res
@@ -148,7 +153,8 @@ def main():
             "- tree: %d PCI functions from %s, generated in %.1f s (plain files on %s)" % (
                 nfun, how, gen_s, dest if args.keep else "a temporary directory"),
             "- lspci: `lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci`",
-            "- best of %d (median in brackets), wall clock:" % args.repeat,
+            "- best of %d (median in brackets), wall clock; load average before the run: %s" % (
+                args.repeat, " ".join("%.2f" % x for x in os.getloadavg())),
             "",
             "| what | seconds | vs lspci |",
             "|---|---|---|",
@@ -157,10 +163,10 @@ def main():
             "| discovery in-process, accelerators only (%d records) | %.3f (%.3f) | %.2f |" % (accel, db, dm, db / lb),
             "| discovery in-process, include_all, `vf_detail: summary` (%d records, %d VFs folded) | %.3f (%.3f) | %.2f |" % (
                 len(srecords), folded, sb, sm, sb / lb),
-            "| module call, include_all, `vf_detail: full` (new interpreter, imports, discovery, %d kB JSON) "
-            "| %.3f (%.3f) | %.2f |" % (out_size["full"] // 1024, mb, mm, mb / lb),
-            "| module call, include_all, `vf_detail: summary` (%d kB JSON) | %.3f (%.3f) | %.2f |" % (
-                out_size["summary"] // 1024, msb, msm, msb / lb),
+            "| module call, include_all, `vf_detail: full` (new interpreter, imports, discovery, %d kB JSON; "
+            "CPU %.3f s) | %.3f (%.3f) | %.2f |" % (out_size["full"] // 1024, out_cpu["full"], mb, mm, mb / lb),
+            "| module call, include_all, `vf_detail: summary` (%d kB JSON; CPU %.3f s) | %.3f (%.3f) | %.2f |" % (
+                out_size["summary"] // 1024, out_cpu["summary"], msb, msm, msb / lb),
             "",
         ]
         print("\n".join(lines))

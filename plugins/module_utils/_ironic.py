@@ -369,7 +369,7 @@ def converge(client, ident, desired_traits, accelerators, state="present", check
         except IronicHTTPError as e:
             if e.locked:
                 raise IronicInputError(
-                    "node %s is locked by a conductor (%s), still after %d retries %.0f s apart; it is busy with "
+                    "node %s is locked by a conductor (%s), still after %d retries %g s apart; it is busy with "
                     "another operation: run again when it is done (lock_retries and lock_delay wait longer)"
                     % (name or uuid, e.fault, client.lock_retries, client.lock_delay))
             raise

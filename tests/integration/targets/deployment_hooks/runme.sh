@@ -7,7 +7,7 @@
 #     like Kayobe does, run with Kayobe's inventory and its config files as extra vars; check mode, real, rerun.
 #  2. Kolla-Ansible alone: the playbook with a multinode-style inventory and globals.yml (node_custom_config).
 #  3. EDPM: the playbook by FQCN, as a custom data plane service, on a nodeset inventory.
-set -eux
+set -eux -o pipefail
 PY="${ANSIBLE_TEST_PYTHON_INTERPRETER:-python}"
 HERE="$(pwd)"
 # the installed collection, where the tool would take the playbooks from

@@ -159,3 +159,51 @@ def test_openstacksdk_talks_to_it(services):
         assert [p.name for p in conn.accelerator.device_profiles(name="harness-sdk")] == ["harness-sdk"]
     finally:
         conn.accelerator.delete_device_profile(dp.id)
+
+
+# What Cyborg 17.0.0 answers to invalid profiles sent as they are: 400 (refused), 500 (it breaks), 201 (stored,
+# though Placement or MySQL refuse it later). accelops.lifecycle.device_profile refuses every one of them itself
+# (tests/unit/plugins/module_utils/test_cyborg.py, the device_profile integration target).
+INVALID = [
+    ("bad name", [{"resources:FPGA": "1"}], 400, "Device profile name must be of the form"),
+    (None, [{"foo:FPGA": "1"}], 400, "group keys must be of the form"),
+    (None, [{"resources:FPGA": "1", "trait:FOO": "required"}], 400, "should start with CUSTOM_"),
+    (None, [{"resources:FPGA": "1", "trait:CUSTOM_FOO": "maybe"}], 400, "Unsupported trait value"),
+    (None, [{"resources:FPGA": "a"}], 400, "Resources number a is invalid"),
+    (None, [{"resources:FPGA": "1.5"}], 400, "is invalid"),
+    (None, [{"resources:DISK": "1"}], 400, "Unsupported resource class DISK"),
+    ("", [{"resources:FPGA": "1"}], 500, "DeviceProfile name needed"),
+    (None, [], 500, "needs groups field"),
+    (None, ["a"], 500, "has no attribute 'items'"),
+    (None, [{"resources:FPGA": None}], 500, "int() argument"),
+    (None, [{}], 201, None),
+    (None, [{"trait:CUSTOM_A": "required"}], 201, None),
+    (None, [{"resources:FPGA": "0"}], 201, None),
+    (None, [{"resources:FPGA": "-1"}], 201, None),
+    (None, [{"resources:FPGA": "1", "trait:CUSTOM_foo": "required"}], 201, None),
+    (None, [{"resources:CUSTOM_": "1"}], 201, None),
+    ("x" * 256, [{"resources:FPGA": "1"}], 201, None),
+]
+
+
+def test_what_cyborg_does_with_invalid_profiles(services):
+    ep = services["cyborg_endpoint"]
+    got = []
+    for i, (name, groups, dummy_status, dummy_text) in enumerate(INVALID):
+        status, body = _call(ep, "POST", "/v2/device_profiles",
+                             body=[{"name": "harness-invalid-%d" % i if name is None else name, "groups": groups}])
+        got.append((status, _fault(body) if status >= 400 else None))
+        if status == 201:
+            assert _call(ep, "DELETE", "/v2/device_profiles/" + body["uuid"])[0] == 204
+    assert [s for s, dummy in got] == [s for dummy_n, dummy_g, s, dummy_t in INVALID]
+    for (status, fault), (dummy_n, dummy_g, dummy_s, text) in zip(got, INVALID):
+        assert text is None or text in fault, (status, fault, text)
+    status, body = _call(ep, "POST", "/v2/device_profiles",
+                         body=[{"name": "harness-dup", "groups": [{"resources:FPGA": "1"}]}])
+    assert status == 201
+    try:
+        status, dup = _call(ep, "POST", "/v2/device_profiles",
+                            body=[{"name": "harness-dup", "groups": [{"resources:FPGA": "1"}]}])
+        assert status == 409 and "already exists" in _fault(dup)
+    finally:
+        _call(ep, "DELETE", "/v2/device_profiles/" + body["uuid"])

@@ -1,0 +1,233 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The choice behind the "spot instance" workflow (playbooks/provision_profiles.yml): for device profiles that
+no provider can satisfy, which card on which host to converge to the function they ask for, and why.
+
+Pure data in, data out (discovery results, Placement's view, the profiles, how each function is loaded), so
+the same choice can be shown in a dry run and carried out. Order, as Placement's "preferred traits" would
+choose: a card that already carries the function (only its traits are missing: no reprogramming), then a free
+card with nothing loaded, then a free card loaded with something else on the host with the fewest changes.
+A card is free when discovery shows no unit in use and Placement shows no allocation on its providers.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+
+PUBLISH, LOAD, RELOAD = 0, 1, 2
+_WHY = {
+    PUBLISH: "already carries %(fn)s: no reprogramming, only its Placement traits are missing",
+    LOAD: "free, with nothing loaded: %(fn)s is loaded into an empty card",
+    RELOAD: "free, but loaded with %(other)s: reprogrammed to %(fn)s",
+}
+
+
+class ProvisionInputError(ValueError):
+    pass
+
+
+def _norm_id(value):
+    return ("%s" % (value,)).replace("-", "").lower() if value is not None else None
+
+
+def function_kinds(functions):
+    """``{name: {"kind": "fpga"|"vgpu", "id": function id or vGPU type, "trait": CUSTOM_FUNCTION_<NAME>, ...}}``
+    from the playbook's input: each name maps to ``{bitstream, sha256, function_id}`` or ``{vgpu_type}``."""
+    if not isinstance(functions, dict) or not functions:
+        raise ProvisionInputError("functions: expected a mapping of function name to how to load it "
+                                  "({bitstream, sha256, function_id} or {vgpu_type})")
+    out = {}
+    for name, how in functions.items():
+        if not isinstance(how, dict):
+            raise ProvisionInputError("functions.%s: expected a mapping, got %s" % (name, type(how).__name__))
+        if how.get("bitstream"):
+            missing = [k for k in ("sha256", "function_id") if not how.get(k)]
+            if missing:
+                raise ProvisionInputError("functions.%s: a bitstream needs %s too" % (name, " and ".join(missing)))
+            kind, fid = "fpga", how["function_id"]
+        elif how.get("vgpu_type"):
+            kind, fid = "vgpu", how["vgpu_type"]
+        else:
+            raise ProvisionInputError("functions.%s: give bitstream + sha256 + function_id (FPGA) or vgpu_type "
+                                      "(GPU)" % name)
+        out[str(name)] = dict(how, kind=kind, id=str(fid), trait=_naming.function_trait(str(name)))
+    return out
+
+
+def _records(discovery):
+    if isinstance(discovery, dict):
+        return discovery.get("accelerators") or []
+    return discovery or []
+
+
+def _busy(rec):
+    units = list(rec.get("units") or []) + list((rec.get("sriov") or {}).get("vf_units") or [])
+    for u in units:
+        if u.get("in_use"):
+            by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in u.get("in_use_by") or []) or "in use"
+            return "%s %s is in use (%s)" % (u.get("kind"), u.get("id"), by)
+    return None
+
+
+def _allocated(host, rec, providers):
+    prefix = "%s_%s" % (host, rec.get("address"))
+    for p in providers:
+        name = p.get("name") or ""
+        if (name == prefix or name.startswith(prefix + "_")) and (p.get("in_use") or p.get("allocations")):
+            return "Placement has allocations on %s" % name
+    return None
+
+
+def _fits(rec, fn):
+    """Can this card carry the function at all?"""
+    if rec.get("physfn"):
+        return False
+    if fn["kind"] == "fpga":
+        return rec.get("family") == "fpga"
+    if rec.get("family") != "gpu":
+        return False
+    gpu = rec.get("gpu") or {}
+    types = [t.get("id") for t in gpu.get("mdev_types") or []]
+    for vf in gpu.get("vgpu_vfs") or []:
+        types.extend(t.get("id") for t in vf.get("creatable_types") or [])
+        types.append((vf.get("current_type") or {}).get("id"))
+    return fn["id"] in types
+
+
+def _loaded(rec):
+    f = rec.get("function") or {}
+    return f.get("id"), (f.get("name") or f.get("id"))
+
+
+def cards(hosts, fn, providers):
+    """Every card of every host that could carry ``fn``: (category, host, record, other, refusal)."""
+    out = []
+    for host in sorted(hosts):
+        for rec in _records(hosts[host]):
+            if not _fits(rec, fn):
+                continue
+            loaded_id, loaded_name = _loaded(rec)
+            refusal = _busy(rec) or _allocated(host, rec, providers)
+            if loaded_id is not None and _norm_id(loaded_id) == _norm_id(fn["id"]):
+                cat = PUBLISH
+            elif loaded_id is None:
+                cat = LOAD
+            else:
+                cat = RELOAD
+            out.append((cat, host, rec, loaded_name, refusal))
+    return out
+
+
+def needed_functions(profile, functions):
+    """The functions a profile asks for: [(group index, function name, count)], and reasons for groups that ask
+    for none this playbook knows how to load."""
+    by_trait = dict((f["trait"], name) for name, f in functions.items())
+    wanted, problems = [], []
+    for i, g in enumerate(profile.get("groups") or []):
+        traits = [k[len("trait:"):] for k, v in g.items() if k.startswith("trait:") and v == "required"]
+        names = [by_trait[t] for t in traits if t in by_trait]
+        count = 1
+        for k, v in g.items():
+            if k.startswith("resources:"):
+                try:
+                    count = max(count, int(v))
+                except ValueError:
+                    pass
+        if not names:
+            asked = [t for t in traits if t.startswith("CUSTOM_FUNCTION_")]
+            problems.append("group %d asks for %s, which the functions mapping does not say how to load"
+                            % (i, ", ".join(asked)) if asked else
+                            "group %d asks for no function (no CUSTOM_FUNCTION_* trait): nothing to program" % i)
+            continue
+        wanted.append((i, names[0], count))
+    return wanted, problems
+
+
+def plan(profiles, functions, hosts, providers=None):
+    """The choices for the unsatisfiable ``profiles`` (device_profile_info's entries).
+
+    Returns ``{"actions", "unplaceable", "considered", "function_names", "hosts"}``: each action names the profile,
+    function, host, card address, ``change`` (publish, load, reload), how to load it and why it was chosen;
+    ``unplaceable`` says why a profile gets nothing; ``considered`` lists the cards looked at and why those not
+    chosen were not."""
+    fns = function_kinds(functions)
+    providers = providers or []
+    taken = set()
+    changes = dict((h, 0) for h in hosts)
+    actions, unplaceable, considered = [], [], []
+    for prof in sorted(profiles or [], key=lambda p: p.get("name") or ""):
+        wanted, problems = needed_functions(prof, fns)
+        for problem in problems:
+            unplaceable.append({"profile": prof.get("name"), "reason": problem})
+        for gi, name, count in wanted:
+            fn = fns[name]
+            n = count if fn["kind"] == "fpga" else 1
+            pool = []
+            for cat, host, rec, other, refusal in cards(hosts, fn, providers):
+                key = (host, rec.get("address"))
+                seen = {"profile": prof.get("name"), "function": name, "host": host, "address": rec.get("address")}
+                if refusal:
+                    considered.append(dict(seen, chosen=False, reason="not free: %s" % refusal))
+                elif key in taken:
+                    considered.append(dict(seen, chosen=False, reason="already chosen for another profile"))
+                else:
+                    pool.append((cat, host, rec, other))
+            chosen = []
+            while pool and len(chosen) < n:
+                pool.sort(key=lambda c: (c[0], changes[c[1]] + (0 if c[0] == PUBLISH else 1), c[1], c[2].get("address")))
+                cat, host, rec, other = pool.pop(0)
+                why = _WHY[cat] % {"fn": name, "other": other}
+                if cat == RELOAD:
+                    why += "; no card carries %s or is empty, and %s has the fewest changes planned (%d)" % (
+                        name, host, changes[host])
+                elif cat == LOAD:
+                    why += "; no free card carries %s already" % name
+                changes[host] += 0 if cat == PUBLISH else 1
+                taken.add((host, rec.get("address")))
+                act = {"profile": prof.get("name"), "group": gi, "function": name, "kind": fn["kind"], "host": host,
+                       "address": rec.get("address"), "change": ("publish", "load", "reload")[cat],
+                       "function_id": fn["id"], "reason": "%s %s: %s" % (host, rec.get("address"), why)}
+                if fn["kind"] == "fpga":
+                    act.update(bitstream=fn["bitstream"], sha256=fn["sha256"])
+                else:
+                    act.update(vgpu_type=fn["id"])
+                actions.append(act)
+                chosen.append(act)
+                considered.append({"profile": prof.get("name"), "function": name, "host": host,
+                                   "address": rec.get("address"), "chosen": True, "reason": why})
+            for cat, host, rec, other in pool:
+                considered.append({"profile": prof.get("name"), "function": name, "host": host,
+                                   "address": rec.get("address"), "chosen": False,
+                                   "reason": "a better card was chosen (%s)" % ("carries %s already" % name
+                                                                                if cat == PUBLISH else
+                                                                                "empty" if cat == LOAD else
+                                                                                "loaded with %s" % other)})
+            if len(chosen) < n:
+                unplaceable.append({"profile": prof.get("name"),
+                                    "reason": "group %d needs %d card(s) for %s; %d free card(s) can carry it"
+                                              % (gi, n, name, len(chosen))})
+    return {"actions": actions, "unplaceable": unplaceable, "considered": considered,
+            "function_names": function_names(actions),
+            "hosts": sorted(set(a["host"] for a in actions))}
+
+
+def _spellings(fid):
+    """A function id as discovery may spell it: as given, without dashes, and as a dashed UUID."""
+    fid = str(fid)
+    bare = fid.replace("-", "").lower()
+    out = [fid, bare]
+    if len(bare) == 32 and all(c in "0123456789abcdef" for c in bare):
+        out.append("%s-%s-%s-%s-%s" % (bare[:8], bare[8:12], bare[12:16], bare[16:20], bare[20:]))
+    return out
+
+
+def function_names(actions):
+    """placement_provider_tree's ``function_names`` for the chosen functions: {function id: name}, with the id in
+    every spelling discovery may report (it is matched as a string)."""
+    out = {}
+    for a in actions:
+        for fid in _spellings(a["function_id"]):
+            out[fid] = a["function"]
+    return out

@@ -67,24 +67,59 @@ _value:
   type: list
   elements: dict
   contains:
-    id: {description: The PCI address or mdev UUID., type: str}
-    kind: {description: C(device), C(vf) or C(mdev)., type: str}
-    address: {description: The PCI function it is or lives on (null for a bare mdev UUID)., type: str}
-    type: {description: The discovery unit's type (mdev type; a vendor-VFIO VF's vGPU type id)., type: str}
-    family: {description: The record's family., type: str}
-    device: {description: The record's address., type: str}
-    physfn: {description: The PF of a VF., type: str}
-    function: {description: The record's function id., type: str}
-    vendor_vfio: {description: An NVIDIA vendor-VFIO VF (rendered with managed no)., type: bool}
-    vgpu_type: {description: A vendor-VFIO VF's current vGPU type id., type: str}
-    iommu_group: {description: The IOMMU group., type: int}
-    iommu_group_members: {description: Functions of the record's IOMMU group (assigned together)., type: list,
-                          elements: str}
-    in_use: {description: In use by a domain or process at discovery time., type: bool}
-    in_use_by: {description: The discovery evidence., type: list, elements: dict}
-    assignable: {description: Whether a guest can be given it now., type: bool}
-    why_not: {description: Why not (null when assignable)., type: str}
-    name: {description: File-safe name (C(pci_0000_3b_00_4), C(mdev_<uuid with _>))., type: str}
+    id:
+      description: The PCI address or mdev UUID.
+      type: str
+    kind:
+      description: "C(device), C(vf) or C(mdev)."
+      type: str
+    address:
+      description: The PCI function it is or lives on (null for a bare mdev UUID).
+      type: str
+    type:
+      description: The discovery unit's type (mdev type; a vendor-VFIO VF's vGPU type id).
+      type: str
+    family:
+      description: The record's family.
+      type: str
+    device:
+      description: The record's address.
+      type: str
+    physfn:
+      description: The PF of a VF.
+      type: str
+    function:
+      description: The record's function id.
+      type: str
+    vendor_vfio:
+      description: An NVIDIA vendor-VFIO VF (rendered with managed no).
+      type: bool
+    vgpu_type:
+      description: A vendor-VFIO VF's current vGPU type id.
+      type: str
+    iommu_group:
+      description: The IOMMU group.
+      type: int
+    iommu_group_members:
+      description: Functions of the record's IOMMU group (assigned together).
+      type: list
+      elements: str
+    in_use:
+      description: In use by a domain or process at discovery time.
+      type: bool
+    in_use_by:
+      description: The discovery evidence.
+      type: list
+      elements: dict
+    assignable:
+      description: Whether a guest can be given it now.
+      type: bool
+    why_not:
+      description: Why not (null when assignable).
+      type: str
+    name:
+      description: File-safe name (C(pci_0000_3b_00_4), C(mdev_<uuid with _>)).
+      type: str
 '''
 
 from ansible.errors import AnsibleFilterError

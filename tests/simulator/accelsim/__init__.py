@@ -33,9 +33,8 @@ def attach(root):
     return SimHost(root, find_store(root=root))
 
 
-def reboot(root_or_host):
-    """Reboot a simulated host given its handle or its root path."""
+def reboot(root_or_host, units=True):
+    """Reboot a simulated host given its handle or its root path (see ``SimHost.reboot``)."""
     if isinstance(root_or_host, SimHost):
-        root_or_host.reboot()
-    else:
-        find_store(root=root_or_host).reboot()
+        return root_or_host.reboot(units=units)
+    return attach(root_or_host).reboot(units=units)

@@ -24,8 +24,9 @@ def main(argv=None):
     s = sub.add_parser("serve", help=argparse.SUPPRESS)
     s.add_argument("state")
     s.add_argument("mountpoint")
-    s = sub.add_parser("reboot", help="reboot a simulated host (tree or mount)")
+    s = sub.add_parser("reboot", help="reboot a simulated host (tree or mount; a mount runs its enabled units)")
     s.add_argument("root")
+    s.add_argument("--no-units", action="store_true", help="do not run the enabled systemd units (FUSE mounts)")
     s = sub.add_parser("generate", help="render a large synthetic host for benchmarks")
     s.add_argument("--pfs", type=int, default=16, help="SR-IOV NIC PFs (default 16)")
     s.add_argument("--vfs", type=int, default=128, help="VFs enabled per NIC PF (default 128)")
@@ -87,8 +88,11 @@ def main(argv=None):
         return _fault(a)
     if a.cmd == "reboot":
         from . import reboot
-        reboot(a.root)
-        return 0
+        failed = 0
+        for r in reboot(a.root, units=not a.no_units):
+            print("%s: exit %d after %d run(s)%s" % (r["unit"], r["rc"], r["tries"], (": " + r["output"].strip()) if r["rc"] else ""))
+            failed += bool(r["rc"])
+        return 1 if failed else 0
     return 2
 
 

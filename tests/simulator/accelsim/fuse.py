@@ -5,7 +5,9 @@ directory). The daemon runs in a child process (``python -m accelsim serve``); e
 reloads the state store if another process (a tool fake, the Python API) changed it, so all of them act
 on one state. A write to a writable attribute runs the kernel model inside ``write()`` and returns its
 errno. Opening a file under dev/vfio (or an FPGA port node) through the mount is recorded as the calling
-process holding it, visible at proc/<pid>/fd/<n>. After a change only the affected devices' parts of the
+process holding it, visible at proc/<pid>/fd/<n>. ``etc/`` and ``var/`` are the host's disk: real files in
+the state directory's ``etc/`` and ``var/`` that anything can create, change and remove (mdevctl
+definitions, generated systemd units), kept across reboots. After a change only the affected devices' parts of the
 tree are rebuilt (``tree.update``), so a write costs about the same on a host with thousands of functions.
 """
 
@@ -23,7 +25,7 @@ from .faults import Faults
 from .kernel import Host, add_open_fd, remove_open_fd
 from .model import load_lab
 from .render import SimHost
-from .store import STATE_LINK, StateStore
+from .store import DISK_DIRS, STATE_LINK, StateStore
 from .tree import PACKAGE_PARENT, build, dispatch_write, update
 
 
@@ -60,6 +62,7 @@ def _operations_class():
             self.stamp = None
             self.tree = None
             self.host = None
+            self.disk_fds = {}
             self.fh = 0
             self.opens = {}
             self.t0 = int(time.time() * 1e9)
@@ -81,8 +84,27 @@ def _operations_class():
                 raise mfusepy.FuseOSError(errno.ENOENT)
             return node
 
+        # -- etc/ and var/: real files in the state directory (the host's disk; kept across reboots) ------
+        def _real(self, path):
+            top = path[1:].split("/", 1)[0]
+            return os.path.join(self.state_dir, path[1:]) if top in DISK_DIRS else None
+
+        def _disk_attr(self, real):
+            st = os.lstat(real)
+            return dict(st_mode=st.st_mode, st_nlink=st.st_nlink, st_size=st.st_size, st_uid=st.st_uid, st_gid=st.st_gid,
+                        st_atime=st.st_atime_ns, st_mtime=st.st_mtime_ns, st_ctime=st.st_ctime_ns)
+
+        def _both_disk(self, old, new):
+            a, b = self._real(old), self._real(new)
+            if a is None or b is None:
+                raise mfusepy.FuseOSError(errno.EXDEV if a or b else errno.EPERM)
+            return a, b
+
         def getattr(self, path, fh=None):
             times = dict(st_atime=self.t0, st_mtime=self.t0, st_ctime=self.t0, st_uid=0, st_gid=0)
+            real = self._real(path)
+            if real:
+                return self._disk_attr(real)
             if path == "/" + STATE_LINK:
                 return dict(times, st_mode=stat.S_IFLNK | 0o777, st_nlink=1, st_size=len(self.state_dir))
             node = self._node(path)
@@ -93,16 +115,22 @@ def _operations_class():
             return dict(times, st_mode=stat.S_IFREG | node.mode, st_nlink=1, st_size=len(node.data))
 
         def readdir(self, path, fh):
+            real = self._real(path)
+            if real:
+                return [".", ".."] + sorted(os.listdir(real))
             node = self._node(path)
             if node.kind != "d":
                 raise mfusepy.FuseOSError(errno.ENOTDIR)
             with self.lock:
                 names = self.tree.listdir(path)
             if path == "/":
-                names = names + [STATE_LINK]
+                names = sorted(names + list(DISK_DIRS)) + [STATE_LINK]
             return [".", ".."] + names
 
         def readlink(self, path):
+            real = self._real(path)
+            if real:
+                return os.readlink(real)
             if path == "/" + STATE_LINK:
                 return self.state_dir
             node = self._node(path)
@@ -110,7 +138,17 @@ def _operations_class():
                 raise mfusepy.FuseOSError(errno.EINVAL)
             return node.data
 
+        def _new_fh(self, disk_fd=None):
+            with self.lock:
+                self.fh += 1
+                if disk_fd is not None:
+                    self.disk_fds[self.fh] = disk_fd
+                return self.fh
+
         def open(self, path, flags):
+            real = self._real(path)
+            if real:
+                return self._new_fh(os.open(real, flags & ~os.O_CREAT))
             node = self._node(path)
             if node.kind != "f":
                 raise mfusepy.FuseOSError(errno.EISDIR)
@@ -130,14 +168,23 @@ def _operations_class():
             return fh
 
         def read(self, path, size, offset, fh):
+            if fh in self.disk_fds:
+                return os.pread(self.disk_fds[fh], size, offset)
             node = self._node(path)
             return node.data[offset:offset + size]
 
         def write(self, path, data, offset, fh):
+            data = bytes(data)
+            if fh in self.disk_fds:
+                with self.lock:
+                    code = self.faults.check_write(path)
+                    self.faults.log_write(path, data, code)
+                if code:
+                    raise mfusepy.FuseOSError(code)
+                return os.pwrite(self.disk_fds[fh], data, offset)
             node = self._node(path)
             if node.handler is None:
                 raise mfusepy.FuseOSError(errno.EACCES)
-            data = bytes(data)
             with self.lock:
                 code = self.faults.check_write(path)
                 if code is None:
@@ -152,11 +199,22 @@ def _operations_class():
             return len(data)
 
         def truncate(self, path, length, fh=None):
+            real = self._real(path)
+            if real:
+                if fh in self.disk_fds:
+                    os.ftruncate(self.disk_fds[fh], length)
+                else:
+                    os.truncate(real, length)
+                return 0
             self._node(path)
             return 0
 
         def release(self, path, fh):
             with self.lock:
+                disk_fd = self.disk_fds.pop(fh, None)
+                if disk_fd is not None:
+                    os.close(disk_fd)
+                    return 0
                 held = self.opens.pop(fh, None)
                 if held:
                     with self.store.transaction() as host:
@@ -166,14 +224,68 @@ def _operations_class():
         def flush(self, path, fh):
             return 0
 
+        def fsync(self, path, datasync, fh):
+            if fh in self.disk_fds:
+                os.fsync(self.disk_fds[fh])
+            return 0
+
         def create(self, path, mode, fi=None):
-            raise mfusepy.FuseOSError(errno.EACCES)
+            real = self._real(path)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EACCES)
+            return self._new_fh(os.open(real, os.O_RDWR | os.O_CREAT | os.O_TRUNC, mode))
 
         def mkdir(self, path, mode):
-            raise mfusepy.FuseOSError(errno.EPERM)
+            real = self._real(path)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.mkdir(real, mode)
+
+        def rmdir(self, path):
+            real = self._real(path)
+            if not real or path[1:] in DISK_DIRS:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.rmdir(real)
 
         def unlink(self, path):
-            raise mfusepy.FuseOSError(errno.EPERM)
+            real = self._real(path)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.unlink(real)
+
+        def rename(self, old, new):
+            a, b = self._both_disk(old, new)
+            os.rename(a, b)
+
+        def symlink(self, target, source):
+            real = self._real(target)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.symlink(source, real)
+
+        def link(self, target, source):
+            a, b = self._both_disk(source, target)
+            os.link(a, b)
+
+        def chmod(self, path, mode):
+            real = self._real(path)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.chmod(real, mode)
+
+        def chown(self, path, uid, gid):
+            real = self._real(path)
+            if not real:
+                raise mfusepy.FuseOSError(errno.EPERM)
+            os.lchown(real, uid, gid)
+
+        def utimens(self, path, times=None):
+            real = self._real(path)
+            if real and times:
+                os.utime(real, ns=times, follow_symlinks=False)
+            elif real:
+                os.utime(real, follow_symlinks=False)
+            return 0
 
         def statfs(self, path):
             return dict(f_bsize=4096, f_frsize=4096, f_namemax=255)

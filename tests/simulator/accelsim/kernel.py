@@ -370,7 +370,8 @@ class Host(object):
         if not cfg or self.state["vgpu"].get(vf):
             return []
         pf = self.static(vf)["physfn"]
-        used = [t for v, t in self.state["vgpu"].items() if v in self.vfs(pf) and t]
+        siblings = set(self.vfs(pf))
+        used = [t for v, t in self.state["vgpu"].items() if t and v in siblings]
         out = []
         for t in cfg["types"]:
             if cfg["single_type"] and any(u != t["id"] for u in used):

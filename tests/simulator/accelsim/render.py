@@ -105,11 +105,17 @@ class SimHost(object):
         """The path on this machine of a host path such as /sys/bus/pci/devices."""
         return os.path.join(self.root, host_path.lstrip("/"))
 
-    def reboot(self):
+    def reboot(self, units=True):
         """Power-cycle: transient state (VFs, mdevs, vGPU types, overrides, PR-loaded AFUs, xclbins,
-        running domains, processes) is lost; flash contents and etc/ (mdevctl definitions) are kept and
-        auto-start mdevctl definitions are started."""
+        running domains, processes) is lost; flash contents and the disk (etc/, var/: mdevctl definitions,
+        generated units) are kept; auto-start mdevctl definitions are started and, on a FUSE mount, the
+        systemd services enabled under etc/systemd/system/*.target.wants are run (``units=False``: not).
+        Returns what the units did: [{"unit", "rc", "tries", "output"}]."""
         self.store.reboot()
+        if units and self.store.load().get("mode") == "mount":
+            from .boot import run_units
+            return run_units(self.root, self.state_dir)
+        return []
 
     def mark_in_use(self, unit, by="domain", name=None):
         from .inuse import mark_in_use

@@ -5,7 +5,9 @@ Layout of a state directory::
 
     state.json            transient + persistent host state (see kernel.new_state)
     lock                  flock target
-    etc/mdevctl.d/<parent>/<uuid>   persistent mdevctl definitions (JSON, as mdevctl writes them)
+    etc/, var/            the host's disk (a FUSE mount shows them at etc/ and var/; for a plain tree they are
+                          links to the tree's etc/ and var/): etc/hostname, etc/mdevctl.d/<parent>/<uuid>
+                          (persistent mdevctl definitions, JSON as mdevctl writes them), generated units...
 """
 
 import contextlib
@@ -18,6 +20,7 @@ from .kernel import Host, new_state
 ENV_STATE = "ACCELSIM_STATE"
 ENV_ROOT = "ACCELSIM_ROOT"
 STATE_LINK = ".accelsim"
+DISK_DIRS = ("etc", "var")   # the host's disk: kept across reboots; real directories in both modes
 
 
 class StateStore(object):
@@ -31,6 +34,17 @@ class StateStore(object):
     def create(cls, lab, state_dir, mode, root):
         os.makedirs(state_dir, exist_ok=True)
         store = cls(state_dir)
+        for name in DISK_DIRS:
+            inside = os.path.join(store.dir, name)
+            if mode == "tree":   # the plain tree's own etc/ and var/ are the disk
+                real = os.path.join(os.path.abspath(root), name)
+                os.makedirs(real, exist_ok=True)
+                if os.path.abspath(real) != inside and not os.path.lexists(inside):
+                    os.symlink(real, inside)
+            else:
+                os.makedirs(inside, exist_ok=True)
+        with open(os.path.join(store.etc, "hostname"), "w", encoding="utf-8") as f:
+            f.write(lab["hostname"] + "\n")
         state = new_state(lab)
         state["mode"] = mode
         state["root"] = os.path.abspath(root)

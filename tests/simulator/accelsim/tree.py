@@ -173,6 +173,7 @@ def build(host):
         t.file(base + "/remove_id", b"", WO, ("noop",))
         t.file(base + "/uevent", b"", WO, ("noop",))
     t.file("dev/vfio/vfio", b"", 0o666)
+    t.attr("proc/sys/kernel/hostname", host.lab["hostname"], RW, ("noop",))
     _tools(t)
     ctx = _Context(host)
     for bdf in host.bdfs():

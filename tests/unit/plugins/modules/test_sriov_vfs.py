@@ -283,3 +283,23 @@ def test_injected_kernel_refusal_through_the_mount(nic, tmp_path):
     count = len(nic.writes())
     assert run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci")).result["changed"] is False
     assert len(nic.writes()) == count
+
+
+def test_persistence_through_the_mount_comes_back_at_reboot(nic):
+    """No persist_root: the boot unit lands in the mounted host's etc/ (its disk); the simulator's reboot runs the
+    enabled units as systemd would, and the VFs and their vfio-pci binding come back."""
+    args = {"root": nic.root, "address": PF, "num_vfs": 3, "vf_driver": "vfio-pci"}
+    e = run(args)
+    assert e.kind == "exit" and e.result["changed"], e.result
+    sysd = os.path.join(nic.root, "etc", "systemd", "system")
+    assert os.path.islink(os.path.join(sysd, "multi-user.target.wants", "accelops-sriov-0000_d8_00_0.service"))
+    assert os.path.exists(os.path.join(nic.state_dir, "etc", "systemd", "system", "accelops-sriov-0000_d8_00_0.service"))
+    ran = nic.reboot()
+    assert [(r["unit"], r["rc"]) for r in ran] == [("accelops-sriov-0000_d8_00_0.service", 0)], ran
+    assert nic.state()["boot"] == 2
+    assert _numvfs(nic) == 3 and [_driver(nic, "0000:d8:02.%d" % i) for i in range(3)] == ["vfio-pci"] * 3
+    count = len(nic.writes())
+    assert run(args).result["changed"] is False and len(nic.writes()) == count
+    # without the units the kernel forgets
+    nic.reboot(units=False)
+    assert _numvfs(nic) == 0

@@ -280,3 +280,29 @@ def test_vendor_tool_hangs_or_fails(l40, tmp_path, monkeypatch, body, needle):
     e = run(_args(l40, tmp_path, L40, type="NVIDIA L40-8Q", count=1, tool_timeout=1))
     assert e.kind == "fail" and needle in e.result["msg"] and "sriov-manage" in e.result["msg"]
     assert e.result["state"] == "unchanged" and l40.state()["functions"][L40]["numvfs"] == 0
+
+
+# -- persistence through the mount (no persist_root: the host's own etc/) and the simulator's reboot ------------
+def test_mdevctl_definitions_through_the_mount_come_back_at_reboot(t4):
+    args = {"root": t4.root, "addresses": [T4], "type": "GRID T4-1Q", "count": 3}
+    e = run(args)
+    assert e.kind == "exit" and e.result["changed"], e.result
+    host = accelsim.load_lab("gpu-mdev")["hostname"]        # the lab's etc/hostname names the UUIDs
+    want = sorted(mdev_uuid(host, T4, "nvidia-230", i) for i in range(3))
+    assert sorted(t4.state()["mdevs"]) == want
+    assert sorted(os.listdir(os.path.join(t4.root, "etc", "mdevctl.d", T4))) == want
+    t4.reboot()
+    assert sorted(t4.state()["mdevs"]) == want and t4.state()["boot"] == 2
+    assert run(args).result["changed"] is False
+
+
+def test_vendor_boot_unit_through_the_mount_comes_back_at_reboot(l40):
+    args = {"root": l40.root, "addresses": [L40], "type": "NVIDIA L40-2Q", "count": 3}
+    e = run(args)
+    assert e.kind == "exit" and e.result["changed"], e.result
+    before = _types(l40)
+    ran = l40.reboot()
+    assert [(r["unit"], r["rc"]) for r in ran] == [("accelops-vgpu-0000_3b_00_0.service", 0)], ran
+    assert _types(l40) == before and len(before) == 3
+    count = len(l40.writes())
+    assert run(args).result["changed"] is False and len(l40.writes()) == count

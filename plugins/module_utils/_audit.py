@@ -16,9 +16,14 @@ line goes to the system log (stdlib ``syslog``, facility AUTHPRIV where the plat
 
 or one-shot: ``audit(module_or_none, action, device, old, new, module_name="fpga_program")`` returns the line.
 
-Line format (one line, ``key=value`` pairs, values with spaces or quotes are quoted JSON-style)::
+Line format (one line, ``key=value`` pairs)::
 
     accelops.lifecycle sriov_vfs: action="set sriov_numvfs" device=0000:d8:00.0 old=0 new=8 user=root uid=0 root=/
+
+A value is either a plain token (letters, digits and ``_.:/@+,=-``), ``null``, or one JSON value: a string
+that needs quoting (spaces, quotes, newlines...) is one JSON string literal; a list or a dict is its compact
+JSON, encoded once (``old=["nvidia-231","nvidia-232"]``, never a JSON string of JSON). ``parse_line``
+reads a line back into a dict.
 
 Logging never fails a module: when syslog is unavailable (not POSIX, no /dev/log) the line is only
 returned. ``ACCELOPS_AUDIT_SYSLOG=0`` in the environment turns the syslog write off (tests).
@@ -63,13 +68,45 @@ def who():
 
 
 def _value(v):
+    """One value of the line: a plain token, ``null``, or a single JSON encoding (see the module docstring)."""
     if v is None:
         return "null"
-    if not isinstance(v, str):
-        v = json.dumps(v, sort_keys=True, separators=(",", ":"))
-    if v and _PLAIN.match(v):
+    if isinstance(v, bool) or not isinstance(v, str):
+        # numbers, booleans, lists, dicts: their JSON, once (ensure_ascii keeps the line plain ASCII)
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    if v and _PLAIN.match(v) and v != "null":
         return v
     return json.dumps(v)
+
+
+def parse_line(line):
+    """Read an audit line back: ``{"module": name, "action": ..., "device": ..., "old": ..., "new": ..., ...}``.
+    Plain tokens come back as strings, JSON values decoded (``null`` as None)."""
+    prefix = IDENT + " "
+    if not line.startswith(prefix) or ": " not in line:
+        raise ValueError("not an audit line: %r" % (line,))
+    name, rest = line[len(prefix):].split(": ", 1)
+    out = {"module": name}
+    decoder = json.JSONDecoder()
+    i = 0
+    while i < len(rest):
+        if rest[i] == " ":
+            i += 1
+            continue
+        eq = rest.index("=", i)
+        key = rest[i:eq]
+        i = eq + 1
+        if i < len(rest) and rest[i] in "\"[{":
+            value, i = decoder.raw_decode(rest, i)
+        else:
+            end = rest.find(" ", i)
+            end = len(rest) if end < 0 else end
+            value = rest[i:end]
+            i = end
+            if value == "null":
+                value = None
+        out[key] = value
+    return out
 
 
 def format_line(module_name, action, device, old, new, root=None, extra=None):

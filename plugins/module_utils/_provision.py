@@ -192,7 +192,7 @@ def plan(profiles, functions, hosts, providers=None):
                 if fn["kind"] == "fpga":
                     act.update(bitstream=fn["bitstream"], sha256=fn["sha256"])
                 else:
-                    act.update(vgpu_type=fn["id"])
+                    act.update(vgpu_type=fn["id"], vgpu_count=count)
                 actions.append(act)
                 chosen.append(act)
                 considered.append({"profile": prof.get("name"), "function": name, "host": host,

@@ -72,7 +72,7 @@ options:
     default: present
   replace:
     description:
-      - Allow replacing an existing profile whose groups or description differ (Cyborg has no update: the
+      - Allow replacing an existing profile whose groups or description differ (Cyborg has no update, so the
         profile is deleted and created again, with a new uuid).
       - Refused while accelerator requests use the profile; they are named in the failure.
     type: bool

@@ -147,10 +147,11 @@ def _validate_match(c, raw):
         val = c.string(val, "match." + key, HEX4_RE, "4 hex digits, e.g. \"8086\" or \"0x8086\"")
         out[key] = _hex4(val) if val else None
     out["handler"] = c.string(m.get("handler"), "match.handler")
-    out["count"] = c.integer(m.get("count"), "match.count", minimum=1)
+    count = c.integer(m.get("count"), "match.count", minimum=1)
+    out["count"] = count
     out["numa_node"] = c.integer(m.get("numa_node"), "match.numa_node", minimum=0)
-    if out["count"] is not None and out["address"] and out["count"] > len(out["address"]):
-        c.fail("match.count", "%d is more than the %d address(es) listed" % (out["count"], len(out["address"])))
+    if count is not None and out["address"] and count > len(out["address"]):
+        c.fail("match.count", "%s is more than the %d address(es) listed" % (count, len(out["address"])))
     if not (out["address"] or out["family"] or out["vendor_id"] or out["device_id"] or out["handler"]):
         c.fail("match", "needs at least one of address, family, vendor_id, device_id, handler "
                         "(a declaration never matches every device of a host by accident)")

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import tempfile
+import time
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
@@ -50,6 +51,24 @@ try:
 except ImportError:  # pragma: no cover
     STANDARD_TRAITS = None
 
+try:  # keystoneauth (openstacksdk's HTTP layer): the errors that mean "no answer came back"
+    from keystoneauth1 import exceptions as _ksa_exc
+    _NO_ANSWER_ERRORS = (_ksa_exc.ConnectFailure, _ksa_exc.ConnectTimeout, _ksa_exc.UnknownConnectionError,
+                         _ksa_exc.DiscoveryFailure)
+    _NOT_TRANSIENT = (_ksa_exc.SSLError,)
+except ImportError:  # pragma: no cover
+    _NO_ANSWER_ERRORS = ()
+    _NOT_TRANSIENT = ()
+
+# Bounded retries of requests that got no answer or a 5xx (docs/placement.md, "Faults"): the defaults give
+# up after 4 retries, 0.5 + 1 + 2 + 4 = 7.5 s of waiting, which covers a Placement restart.
+REQUEST_RETRIES = 4
+REQUEST_RETRY_DELAY = 0.5
+RETRY_DELAY_CAP = 8.0
+TRANSIENT_STATUS = (500, 502, 503, 504)
+# A request with no answer for this long is given up (and retried) when the connection sets no api_timeout.
+REQUEST_TIMEOUT = 60.0
+
 INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
 _STANDARD_TRAIT_FORM = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
@@ -77,6 +96,58 @@ class PlacementHTTPError(Exception):
             hint = ""
         Exception.__init__(self, "Placement %s %s: HTTP %s%s%s: %s" % (
             method, path, status, " " + self.code if self.code else "", hint, detail[:500]))
+
+
+class PlacementConnectionError(Exception):
+    """Placement did not answer (connection refused or dropped, timed out) or kept answering 5xx, after the
+    bounded retries. The message names Placement, the request, the cause and how long it tried."""
+
+    def __init__(self, method, path, cause, attempts, waited):
+        self.method, self.path, self.cause, self.attempts = method, path, cause, attempts
+        Exception.__init__(self, "Placement %s %s: %s (%d attempt%s, %.1f s of retries); check that Placement is "
+                                 "running and reachable, then run again: the run is safe to repeat"
+                           % (method, path, cause, attempts, "" if attempts == 1 else "s", waited))
+
+
+def check_retry_options(retries, delay):
+    """request_retries and request_retry_delay: bounded, so a run always ends."""
+    if not 0 <= retries <= 20:
+        raise PlacementInputError("request_retries: must be between 0 and 20, got %r" % retries)
+    if not (delay == delay and 0 <= delay <= 60):  # delay == delay: not NaN
+        raise PlacementInputError("request_retry_delay: must be a number of seconds between 0 and 60, got %r" % delay)
+
+
+def retry_delays(retries, delay):
+    """The pauses between attempts: ``delay`` doubled each time, at most RETRY_DELAY_CAP each."""
+    return [min(delay * (2 ** i), RETRY_DELAY_CAP) for i in range(max(retries, 0))]
+
+
+def no_answer_cause(error):
+    """A one-line cause when ``error`` means that no answer came back (else None)."""
+    if _NO_ANSWER_ERRORS and isinstance(error, _NO_ANSWER_ERRORS) and not isinstance(error, _NOT_TRANSIENT):
+        text = str(error).strip().replace("\n", " ")
+        return "no answer: %s: %s" % (type(error).__name__, text[:300])
+    return None
+
+
+def discover(conn, retries=REQUEST_RETRIES, delay=REQUEST_RETRY_DELAY, sleep=time.sleep):
+    """The SDK's Placement proxy and its endpoint (version discovery: ``GET /``), retried like a request;
+    PlacementConnectionError when Placement cannot be reached."""
+    pauses = retry_delays(retries, delay)
+    waited = 0.0
+    for attempt in range(len(pauses) + 1):
+        try:
+            adapter = conn.placement
+            return adapter, adapter.get_endpoint()
+        except Exception as e:  # pylint: disable=broad-except
+            cause = no_answer_cause(e)
+            if cause is None:
+                raise
+            if attempt == len(pauses):
+                raise PlacementConnectionError("GET", "/ (version discovery)", cause, attempt + 1, waited)
+            sleep(pauses[attempt])
+            waited += pauses[attempt]
+    raise AssertionError("unreachable")
 
 
 # -- names and validation --------------------------------------------------------------------------------
@@ -345,31 +416,74 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
 
 # -- HTTP ------------------------------------------------------------------------------------------------
 class Client(object):
-    """Placement over the SDK's proxy (a keystoneauth adapter), counting every request."""
+    """Placement over the SDK's proxy (a keystoneauth adapter), counting every request.
 
-    def __init__(self, adapter, microversion=MICROVERSION, read_only=False):
+    A request that gets no answer (connection refused or dropped, timeout) or a 5xx is retried up to
+    ``retries`` times with growing pauses, when repeating it is safe: every request this module sends is
+    idempotent (GET; PUT of a whole trait or inventory set with the generation it read, which a repeat
+    turns into a generation conflict that the converger resolves by re-reading; PUT of a trait or resource
+    class name; DELETE, where 404 is fine) except POST, which the converger recovers itself
+    (:meth:`Converger.create`)."""
+
+    def __init__(self, adapter, microversion=MICROVERSION, read_only=False, retries=REQUEST_RETRIES,
+                 retry_delay=REQUEST_RETRY_DELAY, sleep=time.sleep):
         self.adapter = adapter
         self.microversion = microversion
         self.read_only = read_only
+        self.pauses = retry_delays(retries, retry_delay)
+        self.sleep = sleep
         self.requests = 0
         self.writes = 0
+        self.retried = 0
         self.log = []
+        session = getattr(adapter, "session", None)
+        self.timeout = None if getattr(session, "timeout", None) else REQUEST_TIMEOUT
 
-    def call(self, method, path, body=None, ok=(200,)):
-        if method != "GET" and self.read_only:
-            raise RuntimeError("a write request (%s %s) in check mode: this is a bug" % (method, path))
+    def _send(self, method, path, body):
+        """One attempt: (status, response) or (None, cause) when no answer came back."""
         self.requests += 1
         if method != "GET":
             self.writes += 1
-        kwargs = {"microversion": self.microversion, "raise_exc": False,
+        kwargs = {"microversion": self.microversion, "raise_exc": False, "connect_retries": 0,
                   "headers": {"Accept": "application/json"}}
+        if self.timeout:
+            kwargs["timeout"] = self.timeout
         if body is not None:
             kwargs["json"] = body
-        resp = self.adapter.request(path, method, **kwargs)
+        try:
+            resp = self.adapter.request(path, method, **kwargs)
+        except Exception as e:  # pylint: disable=broad-except
+            cause = no_answer_cause(e)
+            if cause is None:
+                raise
+            self.log.append("%s %s no-answer" % (method, path))
+            return None, cause
         self.log.append("%s %s %s" % (method, path, resp.status_code))
-        if resp.status_code not in ok:
-            raise PlacementHTTPError(method, path, resp.status_code, resp.text or "")
-        if resp.status_code == 204 or not resp.content:
+        return resp.status_code, resp
+
+    def call(self, method, path, body=None, ok=(200,), retry=None):
+        """Send a request; the parsed JSON body (None when empty). ``retry`` (default: not for POST)
+        repeats it after no answer or a 5xx."""
+        if method != "GET" and self.read_only:
+            raise RuntimeError("a write request (%s %s) in check mode: this is a bug" % (method, path))
+        if retry is None:
+            retry = method != "POST"
+        pauses = self.pauses if retry else []
+        waited = 0.0
+        for attempt in range(len(pauses) + 1):
+            status, resp = self._send(method, path, body)
+            transient = status is None or status in TRANSIENT_STATUS
+            if transient and attempt < len(pauses):
+                self.retried += 1
+                self.sleep(pauses[attempt])
+                waited += pauses[attempt]
+                continue
+            if status is None:
+                raise PlacementConnectionError(method, path, resp, attempt + 1, waited)
+            break
+        if status not in ok:
+            raise PlacementHTTPError(method, path, status, resp.text or "")
+        if status == 204 or not resp.content:
             return None
         try:
             return resp.json()
@@ -568,6 +682,13 @@ def plan_host(state, host_spec, options):
             actions.append(act)
             continue
         owner = owner_of(traits)
+        if owner is None and not traits and not invs and cur["uuid"] == d["uuid"] and \
+                cur.get("parent_provider_uuid") == root["uuid"]:
+            # exactly what a create cut off after its POST leaves: this module's name and uuid, under the
+            # root, no trait, no inventory. Finish it (it cannot be anyone's work in progress but a create
+            # by the same rule: Cyborg's, whose own run then sets its owner trait and wins).
+            act["note"] = ((act.get("note") or "") + " resumed an interrupted create").strip()
+            owner = "accelops"
         if owner == "accelops" or (owner is None and options.get("adopt")):
             new_traits = merge_traits(traits, d["traits"], extra)
             want_invs = d["inventories"]
@@ -692,19 +813,54 @@ class Converger(object):
                     return gen, traits
         raise AssertionError("unreachable")
 
+    def _ours(self, action):
+        """The provider with the planned uuid when it is the one this run means to create (same name and
+        parent), else None."""
+        found = self.client.call("GET", "/resource_providers/" + action["uuid"], ok=(200, 404))
+        if isinstance(found, dict) and found.get("name") == action["name"] and \
+                found.get("parent_provider_uuid") == action["root_uuid"]:
+            return found
+        return None
+
+    def create(self, action):
+        """POST the provider. POST is the one request that is not idempotent, so after no answer or a 5xx
+        the provider is looked up by its (deterministic) uuid before the POST is repeated: a create whose
+        answer was lost is found and used, never duplicated."""
+        body = {"name": action["name"], "uuid": action["uuid"], "parent_provider_uuid": action["root_uuid"]}
+        pauses = self.client.pauses
+        for attempt in range(len(pauses) + 1):
+            try:
+                return self.client.call("POST", "/resource_providers", body, retry=False)
+            except PlacementConnectionError:
+                if attempt == len(pauses):
+                    raise
+            except PlacementHTTPError as e:
+                if attempt > 0 and e.status == 409:  # an earlier attempt created it after all
+                    found = self._ours(action)
+                    if found is not None:
+                        return found
+                if e.status not in TRANSIENT_STATUS or attempt == len(pauses):
+                    raise
+            self.client.retried += 1
+            self.client.sleep(pauses[attempt])
+            found = self._ours(action)
+            if found is not None:
+                return found
+        raise AssertionError("unreachable")
+
     def apply(self, action, extra_traits=()):
         kind = action["kind"]
         if kind == "create":
             self._hook(action, "create")
-            p = self.client.call("POST", "/resource_providers",
-                                 {"name": action["name"], "uuid": action["uuid"],
-                                  "parent_provider_uuid": action["root_uuid"]})
+            p = self.create(action)
             gen = p["generation"]
             invs = {}
-            if action["inventories"]:
-                gen, invs = self._put_inventories(action, gen, action["inventories"])
+            # traits first: the owner trait marks the provider as this module's at once, so a run cut off
+            # before the inventory still leaves a provider the next run recognises and completes
             gen, traits = self._put_traits(action, gen, action["traits"], action["desired"]["traits"],
                                            extra=extra_traits)
+            if action["inventories"]:
+                gen, invs = self._put_inventories(action, gen, action["inventories"])
             if self.cache:
                 self.cache.store(p, gen, traits, invs)
             action["after"] = {"traits": traits, "inventories": invs}
@@ -745,7 +901,8 @@ _PAST = {"create": "created", "update": "updated", "unchanged": "unchanged", "pr
 def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoint=None, before_write=None):
     """Converge Placement to the providers of ``hosts`` (``[{host, root_provider, providers}]``, the
     providers from :func:`desired_providers`). Returns a result dict (see the module's RETURN)."""
-    client = Client(adapter, read_only=check_mode)
+    client = Client(adapter, read_only=check_mode, retries=options.get("request_retries", REQUEST_RETRIES),
+                    retry_delay=options.get("request_retry_delay", REQUEST_RETRY_DELAY))
     cache = GenerationCache(cache_path, endpoint) if cache_path else None
     state = TreeState(client, cache)
     actions, warnings = [], []
@@ -804,17 +961,19 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
         "providers": providers,
         "warnings": warnings,
         "diff": {"before": before, "after": after},
-        "requests": {"total": client.requests, "writes": client.writes, "conflicts_resolved": conv.conflicts},
+        "requests": {"total": client.requests, "writes": client.writes, "conflicts_resolved": conv.conflicts,
+                     "retried": client.retried},
         "summary": dict((k, sum(1 for p in providers if p["action"] == k))
                         for k in ("created", "updated", "unchanged", "pruned", "kept", "foreign")),
     }
 
 
 # -- the info side -----------------------------------------------------------------------------------------
-def read_providers(adapter, hosts=None, root_provider=None, owned_only=False, include_allocations=True):
+def read_providers(adapter, hosts=None, root_provider=None, owned_only=False, include_allocations=True,
+                   retries=REQUEST_RETRIES, retry_delay=REQUEST_RETRY_DELAY):
     """Providers with traits, inventories, usages (and allocations): of the trees of ``hosts`` or
     ``root_provider``, or every provider this collection owns when neither is given."""
-    client = Client(adapter, read_only=True)
+    client = Client(adapter, read_only=True, retries=retries, retry_delay=retry_delay)
     if hosts or root_provider:
         listed = client.get("/resource_providers")["resource_providers"]
         chosen = []

@@ -52,6 +52,19 @@ options:
       - Also read each provider's allocations (one more request per provider).
     type: bool
     default: true
+  request_retries:
+    description:
+      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
+        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
+        module fails with a message that names Placement, the request and the cause. V(0) fails at once.
+      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
+    type: int
+    default: 4
+  request_retry_delay:
+    description:
+      - The first pause between retries, in seconds (see O(request_retries)).
+    type: float
+    default: 0.5
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:
@@ -150,16 +163,22 @@ class PlacementProviderInfoModule(OpenStackModule):
         root_provider=dict(type="str"),
         owned_only=dict(type="bool", default=False),
         include_allocations=dict(type="bool", default=True),
+        request_retries=dict(type="int", default=4),
+        request_retry_delay=dict(type="float", default=0.5),
     )
     module_kwargs = dict(supports_check_mode=True, mutually_exclusive=[("hosts", "root_provider")])
 
     def run(self):
         try:
-            result = P.read_providers(self.conn.placement, hosts=self.params["hosts"],
+            P.check_retry_options(self.params["request_retries"], self.params["request_retry_delay"])
+            adapter = P.discover(self.conn, self.params["request_retries"], self.params["request_retry_delay"])[0]
+            result = P.read_providers(adapter, hosts=self.params["hosts"],
                                       root_provider=self.params["root_provider"],
                                       owned_only=self.params["owned_only"],
-                                      include_allocations=self.params["include_allocations"])
-        except (P.PlacementInputError, P.PlacementHTTPError) as e:
+                                      include_allocations=self.params["include_allocations"],
+                                      retries=self.params["request_retries"],
+                                      retry_delay=self.params["request_retry_delay"])
+        except (P.PlacementInputError, P.PlacementHTTPError, P.PlacementConnectionError) as e:
             self.ansible.fail_json(msg=str(e))
         self.ansible.exit_json(changed=False, **result)
 

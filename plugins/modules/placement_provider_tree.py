@@ -122,6 +122,21 @@ options:
       - How many times a write that lost a generation race is re-read and retried.
     type: int
     default: 5
+  request_retries:
+    description:
+      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
+        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
+        run fails with a message that names Placement, the request and the cause.
+      - Only requests that are safe to repeat are repeated; a provider create whose answer was lost is looked up
+        by its uuid before it is sent again, so it is never duplicated. V(0) fails at the first such error.
+      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
+    type: int
+    default: 4
+  request_retry_delay:
+    description:
+      - The first pause between retries, in seconds (see O(request_retries)).
+    type: float
+    default: 0.5
   generation_cache:
     description:
       - File where the controller remembers each provider's traits and inventories with its generation, so a
@@ -237,11 +252,11 @@ summary:
   type: dict
   sample: {created: 16, updated: 0, unchanged: 0, pruned: 0, kept: 0, foreign: 0}
 requests:
-  description: HTTP requests this run sent to Placement (C(total), C(writes)) and generation conflicts it
-    resolved (C(conflicts_resolved)).
+  description: HTTP requests this run sent to Placement (C(total), C(writes)), generation conflicts it
+    resolved (C(conflicts_resolved)) and requests it repeated after no answer or a 5xx (C(retried)).
   returned: always
   type: dict
-  sample: {total: 50, writes: 49, conflicts_resolved: 0}
+  sample: {total: 50, writes: 49, conflicts_resolved: 0, retried: 0}
 '''
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
@@ -265,6 +280,8 @@ class PlacementProviderTreeModule(OpenStackModule):
         adopt=dict(type="bool", default=False),
         foreign_providers=dict(type="str", choices=["skip", "function_traits"], default="skip"),
         conflict_retries=dict(type="int", default=5),
+        request_retries=dict(type="int", default=4),
+        request_retry_delay=dict(type="float", default=0.5),
         generation_cache=dict(type="path"),
         use_generation_cache=dict(type="bool", default=True),
     )
@@ -315,6 +332,7 @@ class PlacementProviderTreeModule(OpenStackModule):
             P.check_trait(t, "extra_traits")
         if p["conflict_retries"] < 0:
             raise P.PlacementInputError("conflict_retries: must be 0 or more")
+        P.check_retry_options(p["request_retries"], p["request_retry_delay"])
         names = {}
         for fid, name in (p["function_names"] or {}).items():
             try:
@@ -352,19 +370,18 @@ class PlacementProviderTreeModule(OpenStackModule):
             hosts.append({"host": host, "root_provider": h.get("root_provider"), "providers": provs})
         return hosts, {"function_names": names, "extra_traits": p["extra_traits"], "prune": p["prune"],
                        "adopt": p["adopt"], "foreign_providers": p["foreign_providers"],
-                       "conflict_retries": p["conflict_retries"]}
+                       "conflict_retries": p["conflict_retries"], "request_retries": p["request_retries"],
+                       "request_retry_delay": p["request_retry_delay"]}
 
     def run(self):
         try:
             hosts, options = self._validate()
         except P.PlacementInputError as e:
             self.ansible.fail_json(msg=str(e))
-        adapter = self.conn.placement
-        endpoint = None
         try:
-            endpoint = adapter.get_endpoint()
-        except Exception:  # pylint: disable=broad-except
-            endpoint = None
+            adapter, endpoint = P.discover(self.conn, self.params["request_retries"], self.params["request_retry_delay"])
+        except P.PlacementConnectionError as e:
+            self.ansible.fail_json(msg=str(e))
         cache_path = None
         if self.params["use_generation_cache"]:
             cache_path = self.params["generation_cache"] or P.default_cache_path(endpoint or "")
@@ -373,7 +390,7 @@ class PlacementProviderTreeModule(OpenStackModule):
                                 endpoint=endpoint)
         except P.PlacementInputError as e:
             self.ansible.fail_json(msg=str(e))
-        except P.PlacementHTTPError as e:
+        except (P.PlacementHTTPError, P.PlacementConnectionError) as e:
             self.ansible.fail_json(msg=str(e))
         for w in result.pop("warnings"):
             self.ansible.warn(w)

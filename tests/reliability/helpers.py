@@ -1,0 +1,111 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Shared by the reliability tests: discovery records, an in-process module runner that tells a clean
+failure from a traceback, and an independent plain-HTTP read of a provider tree."""
+
+from __future__ import annotations
+
+import traceback
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+AFU_GZIP = "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2"
+AFU_AES = "f7df405c-bd7a-cf72-22f1-44b0b93acd18"
+FPGA_ADDR, GPU_ADDR, NIC_ADDR, QAT_ADDR = "0000:5e:00.0", "0000:3b:00.0", "0000:af:00.0", "0000:3d:00.0"
+
+
+def fpga_record(afu=AFU_GZIP, addr=FPGA_ADDR):
+    return {"address": addr, "family": "fpga", "vendor_id": "8086", "device_id": "09c4", "numa_node": 0,
+            "physfn": None, "programming_model": "dynamic",
+            "function": {"id": afu, "name": None} if afu else None,
+            "fpga": {"vendor": "intel", "regions": [], "ports": [{"id": "intel-fpga-port.0", "afu_id": afu}]},
+            "sriov": {"totalvfs": 0, "numvfs": 0, "vfs": []}, "units": []}
+
+
+def gpu_record(addr=GPU_ADDR):
+    return {"address": addr, "family": "gpu", "vendor_id": "10de", "device_id": "1eb8", "numa_node": 1,
+            "physfn": None, "programming_model": "fixed", "function": None, "gpu": {"mdev_types": []},
+            "sriov": {"totalvfs": 0, "numvfs": 0, "vfs": []}, "units": [{"kind": "device", "id": addr}]}
+
+
+def nic_record(numvfs=8, addr=NIC_ADDR):
+    return {"address": addr, "family": "nic", "vendor_id": "8086", "device_id": "1572", "numa_node": 1,
+            "physfn": None, "programming_model": "fixed", "function": None,
+            "sriov": {"totalvfs": 64, "numvfs": numvfs, "vfs": []}, "units": []}
+
+
+def qat_record(numvfs=16, addr=QAT_ADDR):
+    return {"address": addr, "family": "qat", "vendor_id": "8086", "device_id": "37c8", "numa_node": 0,
+            "physfn": None, "programming_model": "fixed", "function": None,
+            "sriov": {"totalvfs": 16, "numvfs": numvfs, "vfs": []}, "units": []}
+
+
+def discovery(host, records):
+    return {"schema_version": 1, "host": {"hostname": host}, "accelerators": records}
+
+
+class Ended(Exception):
+    def __init__(self, kind, result):
+        Exception.__init__(self, kind)
+        self.kind = kind
+        self.result = result
+
+
+def patch_exits(monkeypatch):
+    def exit_json(self, **kw):
+        raise Ended("exit", kw)
+
+    def fail_json(self, msg, **kw):
+        kw["msg"] = msg
+        raise Ended("fail", kw)
+    monkeypatch.setattr(basic.AnsibleModule, "exit_json", exit_json)
+    monkeypatch.setattr(basic.AnsibleModule, "fail_json", fail_json)
+    monkeypatch.setenv("ACCELOPS_AUDIT_SYSLOG", "0")
+
+
+class Outcome(object):
+    """How one in-process module run ended: ``kind`` exit, fail or traceback (any other exception)."""
+
+    def __init__(self, kind, result, tb=None):
+        self.kind, self.result, self.tb = kind, result, tb
+
+    @property
+    def msg(self):
+        return (self.result or {}).get("msg", "")
+
+    def __repr__(self):
+        return "Outcome(%s, %r)" % (self.kind, self.tb or self.result)
+
+
+def run_module(main, args, check=False, diff=False):
+    """Run ``main`` in-process (patch_exits must be active) and return an :class:`Outcome`."""
+    a = dict(args)
+    a["_ansible_check_mode"] = check
+    a["_ansible_diff"] = diff
+    with patch_module_args(a):
+        try:
+            main()
+        except Ended as e:
+            return Outcome(e.kind, e.result)
+        except SystemExit as e:  # AnsibleModule exits on its own for some argument errors
+            return Outcome("traceback", None, "SystemExit(%r) without exit_json/fail_json" % (e.code,))
+        except Exception:  # pylint: disable=broad-except
+            return Outcome("traceback", None, traceback.format_exc())
+    return Outcome("traceback", None, "main() returned without exit_json or fail_json")
+
+
+def tree_snapshot(placement, root_uuid):
+    """Everything Placement holds for the tree of ``root_uuid``, read over plain HTTP (not through the code
+    under test): ``{name: {uuid, parent, traits, inventories}}``, plus the total number of providers."""
+    out = {}
+    for p in placement.providers("?in_tree=" + root_uuid):
+        invs = placement.inventories(p["uuid"])
+        out[p["name"]] = {
+            "uuid": p["uuid"], "parent": p.get("parent_provider_uuid"), "traits": placement.traits(p["uuid"]),
+            "inventories": dict((rc, dict((k, inv[k]) for k in ("total", "reserved", "min_unit", "max_unit",
+                                                                 "step_size", "allocation_ratio")))
+                                for rc, inv in invs.items())}
+    return out, len(placement.providers())

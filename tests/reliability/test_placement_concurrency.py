@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Concurrent writers (docs/reliability.md, "Concurrent writers").
+
+Another process (nova_writer.py) writes the same providers the way nova-compute and the Cyborg agent do
+(generation-checked PUTs, redone on 409) as fast as Placement answers, while placement_provider_tree runs
+with a changing discovery result every round. After each round both stop and an independent read checks
+that neither side lost an update: the module's traits and inventories are what that round asked for, the
+other writer's traits and inventory totals are what it last committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from helpers import AFU_AES, AFU_GZIP, discovery, fpga_record, gpu_record, nic_record, patch_exits, run_module
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_tree as tree_mod
+
+ROUNDS = int(os.environ.get("RELIABILITY_ROUNDS", "200"))
+HOST = "cn1"
+ROOT_UUID = "5d1a1a0e-3f1e-4c5e-9a37-0c3f6f1c0101"
+CYBORG_ADDR = "0000:86:00.0"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class WriterProcess(object):
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "nova_writer.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def send(self, **msg):
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, "the writer process ended"
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def round_records(r):
+    """What discovery says in round ``r``: the function on both FPGAs and the NIC's VF count change."""
+    afu = AFU_GZIP if r % 2 == 0 else AFU_AES
+    other = AFU_AES if r % 2 == 0 else AFU_GZIP
+    return [fpga_record(afu=afu), gpu_record(), nic_record(numvfs=4 + 4 * (r % 4)),
+            fpga_record(afu=other, addr=CYBORG_ADDR)]
+
+
+def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_path, figures):
+    pl = clean_placement
+    patch_exits(monkeypatch)
+    pl.create_provider("cn1.example.org", uuid=ROOT_UUID)
+    # a provider the Cyborg agent owns (same naming rule): the module may only touch its function traits
+    cy_name = "%s_%s" % (HOST, CYBORG_ADDR)
+    cy = pl.create_provider(cy_name, uuid=P.provider_uuid(cy_name), parent=ROOT_UUID)
+    pl.set_traits(cy["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_INTEL"])
+    pl.set_inventories(cy["uuid"], {"FPGA": {"total": 1, "max_unit": 1}})
+    args = {"cloud": pl.cloud(), "generation_cache": str(tmp_path / "gen.json"),
+            "foreign_providers": "function_traits"}
+    first = run_module(tree_mod.main, dict(args, discovery=discovery(HOST, round_records(0))))
+    assert first.kind == "exit", first
+    owned = [p["uuid"] for p in first.result["providers"] if p["owner"] == "accelops"]
+    assert len(owned) == 3
+
+    writer = WriterProcess()
+    try:
+        assert writer.send(cmd="setup", endpoint=pl.endpoint, token=pl.token, trait_providers=owned + [cy["uuid"]],
+                           inventory_providers={ROOT_UUID: "VCPU", cy["uuid"]: "FPGA"}, seed=7)["ok"]
+        stats = {"rounds": 0, "rounds_without_lost_update": 0, "module_runs_failed": 0, "module_writes": 0,
+                 "module_conflicts_resolved": 0, "writer_writes": 0, "writer_conflicts": 0}
+        lost = []
+        started = time.time()
+        writer_state = {"traits": {}, "inventories": {}}
+        for r in range(1, ROUNDS + 1):
+            disc = discovery(HOST, round_records(r))
+            assert writer.send(cmd="go")["ok"]
+            out = run_module(tree_mod.main, dict(args, discovery=disc))
+            writer_state = writer.send(cmd="stop")
+            stats["rounds"] += 1
+            assert out.kind != "traceback", out.tb
+            assert not writer_state["errors"], writer_state["errors"]
+            problems = []
+            if out.kind == "fail":
+                stats["module_runs_failed"] += 1
+                problems.append("module run failed: %s" % out.msg)
+            else:
+                stats["module_writes"] += out.result["requests"]["writes"]
+                stats["module_conflicts_resolved"] += out.result["requests"]["conflicts_resolved"]
+            # the module's side: exactly what this round asked for
+            desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc))
+            for u in owned:
+                traits = pl.traits(u)
+                mine = sorted(t for t in traits if P.is_managed_trait(t))
+                if mine != sorted(desired[u]["traits"]):
+                    problems.append("%s: module traits %s, wanted %s" % (u, mine, sorted(desired[u]["traits"])))
+                if not P.same_inventories(pl.inventories(u), desired[u]["inventories"]):
+                    problems.append("%s: module inventories lost" % u)
+            cy_traits = pl.traits(cy["uuid"])
+            fn = sorted(t for t in cy_traits if P.is_function_trait(t))
+            if fn != sorted(t for t in desired[cy["uuid"]]["traits"] if P.is_function_trait(t)):
+                problems.append("cyborg provider: function traits %s" % fn)
+            if "OWNER_CYBORG" not in cy_traits:
+                problems.append("cyborg provider lost OWNER_CYBORG")
+            # the other writer's side: what it last committed
+            for u, own in writer_state["traits"].items():
+                have = sorted(t for t in pl.traits(u) if t.startswith("CUSTOM_NOVA_W_"))
+                if have != own:
+                    problems.append("%s: writer traits %s, it committed %s" % (u, have, own))
+            for u, total in writer_state["inventories"].items():
+                rc = "VCPU" if u == ROOT_UUID else "FPGA"
+                have = pl.inventories(u).get(rc, {}).get("total")
+                if have != total:
+                    problems.append("%s: writer's %s total %s, it committed %s" % (u, rc, have, total))
+            if problems:
+                lost.append("round %d: %s" % (r, "; ".join(problems)))
+            else:
+                stats["rounds_without_lost_update"] += 1
+        stats["writer_writes"] = writer_state["writes"]
+        stats["writer_conflicts"] = writer_state["conflicts"]
+        stats["seconds"] = round(time.time() - started, 1)
+    finally:
+        writer.close()
+    figures["placement_concurrent_writers"] = stats
+    assert not lost, "\n".join(lost[:20])
+    # the rounds really raced: both sides hit generation conflicts and resolved them
+    assert stats["module_conflicts_resolved"] > 0 and stats["writer_conflicts"] > 0, stats

@@ -240,6 +240,12 @@ def _units_of_record(record, where):
     return out
 
 
+def _describe(value):
+    if isinstance(value, dict):
+        return "a dict with keys " + ", ".join(sorted(str(k) for k in value))
+    return type(value).__name__
+
+
 def is_unit(item):
     return isinstance(item, dict) and "kind" in item and "id" in item and "units" not in item
 
@@ -281,12 +287,9 @@ def collect_units(data, assignable_only=False):
                 items.extend(_units_of_record(item, "record %s" % item.get("address", index)))
             else:
                 raise HostdevError("item %d: expected a discovery record (with units), a unit (with kind and id), "
-                                   "a PCI address or an mdev UUID; got %s"
-                                   % (index, type(item).__name__ if not isinstance(item, dict)
-                                      else "a dict with keys " + ", ".join(sorted(str(k) for k in item))))
+                                   "a PCI address or an mdev UUID; got %s" % (index, _describe(item)))
     else:
-        raise HostdevError("expected %s; got %s" % (INPUT_FORM, type(data).__name__ if not isinstance(data, dict)
-                                                     else "a dict with keys " + ", ".join(sorted(str(k) for k in data))))
+        raise HostdevError("expected %s; got %s" % (INPUT_FORM, _describe(data)))
     seen = set()
     out = []
     for unit in items:

@@ -8,6 +8,7 @@ persistence and ``tree.py`` for how the state is shown as sysfs.
 
 import copy
 import errno
+import hashlib
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -15,7 +16,15 @@ import xml.etree.ElementTree as ET
 from .model import UUID_RE, format_bdf, parse_bdf, vf_bdf
 
 ALWAYS_DRIVERS = ("vfio-pci", "pci-stub")
+ZERO_MAC = "00:00:00:00:00:00"
+VF_DEFAULTS = {"mac": ZERO_MAC, "vlan": 0, "qos": 0, "trust": False, "spoofchk": True}
 FIRST_FAKE_PID = 40000
+
+
+def seeded_mac(seed):
+    """A stable, locally administered unicast MAC derived from ``seed``."""
+    h = hashlib.sha256(seed.encode()).digest()
+    return "%02x:%02x:%02x:%02x:%02x:%02x" % ((h[0] & 0xFC) | 0x02, h[1], h[2], h[3], h[4], h[5])
 
 
 def _err(code, msg):
@@ -73,6 +82,7 @@ class Host(object):
                                          "autoprobe": 1, "iommu_group": f["iommu_group"]}
         st["mdevs"] = {}
         st["vgpu"] = {}
+        st["vfinfo"] = {}
         st["fpga"] = {}
         for f in self.lab["functions"]:
             if f.get("fpga"):
@@ -229,6 +239,7 @@ class Host(object):
                     del self.state["mdevs"][uuid]
                 self.state["vgpu"].pop(vf, None)
                 del self.state["functions"][vf]
+            self.state.get("vfinfo", {}).pop(pf, None)
             d["numvfs"] = 0
             return
         if d["numvfs"]:
@@ -305,6 +316,69 @@ class Host(object):
         if not self.exists(bdf):
             raise _err(errno.ENODEV, "no such device %s" % bdf)
         self._probe(bdf)
+
+    # -- network interfaces and VF administrative settings (what ip link set dev PF vf N ... changes) ---------
+    def nets(self, bdf):
+        """The network interfaces of a function: [(name, MAC)]; a NIC VF's netdev is <PF netdev>v<N> and
+        carries the MAC the administrator set on the PF for it, if any."""
+        st = self.static(bdf)
+        d = self.dyn(bdf)
+        if not d["driver"] or d["driver"] != st["driver"]:
+            return []
+        if st.get("is_vf"):
+            pf = self.static(st["physfn"])
+            if not pf.get("net"):
+                return []
+            admin = self.vf_info(st["physfn"], st["vf_index"])["mac"]
+            mac = admin if admin != ZERO_MAC else seeded_mac(self.lab["hostname"] + bdf)
+            return [("%sv%d" % (pf["net"][0]["name"], st["vf_index"]), mac)]
+        return [(n["name"], n.get("mac") or seeded_mac(n["name"])) for n in st.get("net", [])]
+
+    def netdevs(self):
+        """{interface name: (PCI address, MAC)} of every network interface, in address order."""
+        out = {}
+        for bdf in self.bdfs():
+            for name, mac in self.nets(bdf):
+                out[name] = (bdf, mac)
+        return out
+
+    def vf_info(self, pf, index):
+        """The administrative settings of VF ``index`` of ``pf`` (mac, vlan, qos, trust, spoofchk)."""
+        cur = self.state.get("vfinfo", {}).get(pf, {}).get(str(index), {})
+        return dict(VF_DEFAULTS, **cur)
+
+    def set_vf(self, pf, index, key, value):
+        """``ip link set dev <pf netdev> vf <index> <key> <value>`` as the PF driver sees it (ndo_set_vf_*)."""
+        st = self.static(pf)
+        if not st.get("sriov") or st.get("is_vf") or self.dyn(pf)["driver"] != st["driver"]:
+            raise _err(errno.EOPNOTSUPP, "%s cannot configure VFs" % pf)
+        if not 0 <= index < self.dyn(pf)["numvfs"]:
+            raise _err(errno.EINVAL, "%s has no VF %d" % (pf, index))
+        if key == "mac":
+            value = str(value).lower()
+            if not re.match(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$", value) or int(value[:2], 16) & 1:
+                raise _err(errno.EINVAL, "invalid or multicast MAC %s" % value)
+        elif key == "vlan":
+            if not 0 <= int(value) <= 4095:
+                raise _err(errno.EINVAL, "VLAN %s out of range" % value)
+            value = int(value)
+        elif key == "qos":
+            if not 0 <= int(value) <= 7:
+                raise _err(errno.EINVAL, "QoS %s out of range" % value)
+            value = int(value)
+        elif key in ("trust", "spoofchk"):
+            value = bool(value)
+        else:
+            raise _err(errno.EOPNOTSUPP, "VF setting %s is not supported" % key)
+        vfs = self.state.setdefault("vfinfo", {}).setdefault(pf, {})
+        cur = vfs.setdefault(str(index), {})
+        cur[key] = value
+        if key == "vlan" and not value:
+            cur.pop("qos", None)
+        if all(cur.get(k, VF_DEFAULTS[k]) == VF_DEFAULTS[k] for k in list(cur)):
+            del vfs[str(index)]
+            if not vfs:
+                del self.state["vfinfo"][pf]
 
     # -- mdev ----------------------------------------------------------------------------------
     def mdev_parent(self, bdf):

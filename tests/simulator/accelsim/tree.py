@@ -16,7 +16,7 @@ from .model import cpulist_to_mask, parse_bdf
 
 RO, RW, WO = 0o444, 0o644, 0o200
 TOOLS = {"usr/bin/fpgaconf": "fpgaconf", "usr/bin/xbmgmt": "xbmgmt", "usr/bin/nvidia-smi": "nvidia-smi",
-         "usr/bin/mdevctl": "mdevctl", "usr/lib/nvidia/sriov-manage": "sriov-manage"}
+         "usr/bin/mdevctl": "mdevctl", "usr/lib/nvidia/sriov-manage": "sriov-manage", "usr/sbin/ip": "ip"}
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -138,11 +138,6 @@ def devpath(host, bdf):
     return "sys/devices/pci%04x:%02x/%s" % (dom, bus, "/".join(chain))
 
 
-def _mac(seed):
-    h = hashlib.sha256(seed.encode()).digest()
-    return "%02x:%02x:%02x:%02x:%02x:%02x" % ((h[0] & 0xFC) | 0x02, h[1], h[2], h[3], h[4], h[5])
-
-
 def _bridge_buses(host, bdf):
     buses = []
     for other in host.bdfs():
@@ -219,7 +214,7 @@ def _function_part(t, host, bdf, ctx):
 
 
 # State keys whose change means a full rebuild (anything else is handled part by part).
-_PART_KEYS = ("functions", "mdevs", "vgpu", "fpga", "alveo", "domains", "processes")
+_PART_KEYS = ("functions", "mdevs", "vgpu", "vfinfo", "fpga", "alveo", "domains", "processes")
 _IGNORED_KEYS = ("next_pid", "next_group", "persist")
 
 
@@ -251,6 +246,12 @@ def update(tree, old, new):
     for vf in set(ov) | set(nv):
         if ov.get(vf) != nv.get(vf):
             touched.add(vf)
+    ovi, nvi = os_.get("vfinfo", {}), ns.get("vfinfo", {})
+    for pf in set(ovi) | set(nvi):
+        if ovi.get(pf) != nvi.get(pf):
+            for h in (old, new):
+                if h.exists(pf):
+                    touched.update(h.vfs(pf))
     for key in ("fpga", "alveo"):
         for bdf in set(os_[key]) | set(ns[key]):
             if os_[key].get(bdf) != ns[key].get(bdf):
@@ -381,15 +382,7 @@ def _function(t, host, bdf, groups, multifunction):
 
 
 def _net(t, host, bdf, st, dyn, p):
-    nets = []
-    if dyn["driver"] and dyn["driver"] == st["driver"]:
-        nets = [(n["name"], n.get("mac") or _mac(n["name"])) for n in st.get("net", [])]
-    if st.get("is_vf") and dyn["driver"] and dyn["driver"] == st["driver"]:
-        pf = host.static(st["physfn"])
-        if pf.get("net"):
-            name = "%sv%d" % (pf["net"][0]["name"], st["vf_index"])
-            nets = [(name, _mac(host.lab["hostname"] + bdf))]
-    for name, mac in nets:
+    for name, mac in host.nets(bdf):
         np_ = "%s/net/%s" % (p, name)
         t.attr(np_ + "/address", mac)
         t.attr(np_ + "/addr_len", 6)

@@ -50,6 +50,8 @@ def test_lab_all_every_kind_of_change():
     s = Stepper(load_lab("lab-all"))
     s(lambda h: h.set_numvfs(NIC, "8"))
     s(lambda h: h.set_numvfs(NIC1, "4"))                       # VFs of two PFs interleave in slots
+    s(lambda h: h.set_vf(NIC, 1, "mac", "52:54:00:00:00:01"))    # the VF's netdev takes the MAC
+    s(lambda h: h.set_vf(NIC, 1, "trust", True))
     s(lambda h: h.set_driver_override("0000:d8:02.1", "vfio-pci"))
     s(lambda h: h.unbind("iavf", "0000:d8:02.1"))
     s(lambda h: h.drivers_probe("0000:d8:02.1"))
@@ -73,7 +75,7 @@ def test_lab_all_every_kind_of_change():
     s(lambda h: h.unbind(h.driver_of(T4), T4))                  # an mdev parent goes away with its mdevs
     s(lambda h: h.reboot())
     s(lambda h: h.set_numvfs(L40, "32"))
-    assert s.steps == 21
+    assert s.steps == 23
 
 
 @pytest.mark.parametrize("pfs,vfs", [(2, 16)])

@@ -1,4 +1,4 @@
-"""Fakes of the external tools (fpgaconf, xbmgmt, nvidia-smi, mdevctl, sriov-manage)."""
+"""Fakes of the external tools (fpgaconf, xbmgmt, nvidia-smi, mdevctl, sriov-manage, ip)."""
 
 
 def run_tool(name, args, root=None, state_dir=None):

@@ -4,10 +4,11 @@ import sys
 
 from ..faults import Faults, act_out
 from ..store import find_store
-from . import fpgaconf, mdevctl, nvidia_smi, sriov_manage, xbmgmt
+from . import fpgaconf, ip, mdevctl, nvidia_smi, sriov_manage, xbmgmt
 
 TOOLS = {
     "fpgaconf": fpgaconf.main,
+    "ip": ip.main,
     "mdevctl": mdevctl.main,
     "nvidia-smi": nvidia_smi.main,
     "sriov-manage": sriov_manage.main,

@@ -31,7 +31,7 @@ if os.path.isdir(SIMULATOR) and SIMULATOR not in sys.path:
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
-from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
+from accelsim.testing import mounts  # noqa: E402  pylint: disable=wrong-import-position
 
 OPAE = {"lab": "fpga-opae", "address": "0000:5e:00.0", "iface": "38558f8b33385e6ba9a5c6ac75f8e59f",
         "default": "d8424dc4a4a93c849c1ad7c6d7b3c2a7", "port": "intel-fpga-port.0", "vf": "0000:5e:00.1"}
@@ -395,28 +395,10 @@ def test_persistent_unit_survives_reboot(tmp_path):
 
 
 # -- FUSE: the kernel model, a real holder, a file the kernel refuses -----------------------------------------
-def _require_fuse():
-    why = fuse_unavailable_reason()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail("FUSE is required in CI: %s" % why)
-        pytest.skip("FUSE unavailable: %s" % why)
-
-
 @pytest.fixture
 def fuse_lab(tmp_path):
-    _require_fuse()
-    hosts = []
-
-    def make(lab):
-        mp = tmp_path / ("mnt-%d" % len(hosts))
-        mp.mkdir()
-        h = accelsim.mount(lab, str(mp))
-        hosts.append(h)
-        return h
-    yield make
-    for h in hosts:
-        h.unmount()
+    with mounts(tmp_path) as make:
+        yield make
 
 
 @pytest.mark.parametrize("lab", [OPAE, DFL], ids=["opae", "dfl"])

@@ -11,17 +11,16 @@ again (no change, no sysfs write) -> remove -> read-back; plus refusals, kernel 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 
 import pytest
 
-from ansible.module_utils import basic
-
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
-from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
+from accelsim.testing import require_fuse  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _sysfs  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import exec_start  # noqa: E402
@@ -30,11 +29,10 @@ from ansible_collections.accelops.lifecycle.plugins.modules import sriov_vfs  # 
 PF = "0000:d8:00.0"
 PF1 = "0000:d8:00.1"
 
-pytestmark = pytest.mark.skipif(fuse_unavailable_reason() is not None, reason=fuse_unavailable_reason() or "")
-
 
 @pytest.fixture(autouse=True)
 def _no_exit(monkeypatch):
+    require_fuse()   # every test here runs on a FUSE mount (skips without FUSE, fails in CI)
     patch_exits(monkeypatch)
 
 
@@ -221,53 +219,52 @@ def test_persistence_survives_reboot(nic, tmp_path):
     assert run(_args(nic, tmp_path, num_vfs=3, vf_driver="vfio-pci")).result["changed"] is False
 
 
-def test_ip_commands_for_mac_vlan_trust(nic, tmp_path, monkeypatch):
-    """The simulator has no netlink: a fake ip (under persist-free test control) records the commands."""
-    calls = []
-    vfinfo = {}
+def _vfinfo(h):
+    rc, out, err = h.tool("ip", "-j", "link", "show", "dev", "enp216s0f0")
+    assert rc == 0, err
+    return {v["vf"]: (v["address"], (v.get("vlan_list") or [{"vlan": 0}])[0]["vlan"], v["trust"])
+            for v in json.loads(out)[0].get("vfinfo_list", [])}
 
-    def fake_run(self, argv, **kw):
-        args = argv[argv.index("--") + 1:] if "--" in argv else argv
-        i = next(n for n, a in enumerate(args) if a.endswith("/ip") or a == "ip")
-        args = args[i + 1:]
-        calls.append(args)
-        if args[:2] == ["-d", "-j"]:
-            import json
-            return 0, json.dumps([{"ifname": "enp216s0f0", "vfinfo_list": [
-                dict({"vf": k}, **v) for k, v in sorted(vfinfo.items())]}]), ""
-        if args[:2] == ["link", "set"]:
-            idx, key, val = int(args[5]), args[6], args[7]
-            d = vfinfo.setdefault(idx, {"address": "00:00:00:00:00:00", "vlan_list": [], "trust": False})
-            if key == "mac":
-                d["address"] = val
-            elif key == "vlan":
-                d["vlan_list"] = [{"vlan": int(val)}] if int(val) else []
-            else:
-                d["trust"] = val == "on"
-            return 0, "", ""
-        return 1, "", "bad"
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", fake_run)
-    ipdir = tmp_path / "tools"
-    ipdir.mkdir()
-    (ipdir / "ip").write_text("#!/bin/sh\nexit 0\n")
-    os.chmod(ipdir / "ip", 0o755)
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _sriov
-    monkeypatch.setattr(_sriov.HostOps, "find_tool", lambda self, name: str(ipdir / name) if name == "ip" else None)
+
+def test_mac_vlan_trust_against_the_simulated_ip(nic, tmp_path):
+    """The simulator's ip fake (usr/sbin/ip in the lab) backed by the simulated kernel: set, read back through
+    ip -j and the VF's netdev, idempotent (no ip link set on a rerun), change one setting, refused by the kernel."""
+    nic.fail_tool("ip", rc=None, args="link set *", times=0)       # only counts the set commands (rc=None: they run)
     vfs = [{"index": 0, "mac": "52:54:00:AA:00:01", "vlan": 100, "trust": True}, {"index": 1, "mac": "52-54-00-aa-00-02"}]
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs), check=True)
+    assert e.kind == "exit" and e.result["changed"] and nic.faults()["tools"][0]["seen"] == 0
     e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
     assert e.kind == "exit", e.result
-    sets = [c for c in calls if c[:2] == ["link", "set"]]
-    assert sets == [["link", "set", "dev", "enp216s0f0", "vf", "0", "mac", "52:54:00:aa:00:01"],
-                    ["link", "set", "dev", "enp216s0f0", "vf", "0", "vlan", "100"],
-                    ["link", "set", "dev", "enp216s0f0", "vf", "0", "trust", "on"],
-                    ["link", "set", "dev", "enp216s0f0", "vf", "1", "mac", "52:54:00:aa:00:02"]]
-    del calls[:]
+    assert _vfinfo(nic) == {0: ("52:54:00:aa:00:01", 100, True), 1: ("52:54:00:aa:00:02", 0, False)}
+    assert nic.faults()["tools"][0]["seen"] == 4
+    assert sum("set vf" in line for line in e.result["audit"]) == 4
+    with open(os.path.join(nic.root, "sys/class/net/enp216s0f0v0/address")) as f:
+        assert f.read().strip() == "52:54:00:aa:00:01"
     e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
-    assert e.result["changed"] is False and [c for c in calls if c[:2] == ["link", "set"]] == []
+    assert e.result["changed"] is False and nic.faults()["tools"][0]["seen"] == 4
     vfs[0]["vlan"] = 0
     e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
-    assert e.result["changed"] is True and [c for c in calls if c[:2] == ["link", "set"]] == [
-        ["link", "set", "dev", "enp216s0f0", "vf", "0", "vlan", "0"]]
+    assert e.result["changed"] is True and nic.faults()["tools"][0]["seen"] == 5
+    assert _vfinfo(nic)[0] == ("52:54:00:aa:00:01", 0, True)
+    # the kernel refuses the second setting: the first one is undone, the result says so
+    nic.clear_faults()
+    nic.fail_tool("ip", rc=2, stderr="RTNETLINK answers: Invalid argument\n", args="link set * trust *")
+    vfs[1]["trust"] = True
+    vfs[1]["vlan"] = 7
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=vfs))
+    assert e.kind == "fail" and "Invalid argument" in e.result["msg"] and e.result["state"] == "unchanged", e.result
+    assert _vfinfo(nic)[1] == ("52:54:00:aa:00:02", 0, False)
+
+
+def test_vf_settings_come_back_at_reboot(nic):
+    """No persist_root: the boot unit in the mounted host's etc/ carries the ip commands; the reboot runs it."""
+    vfs = [{"index": 1, "mac": "52:54:00:aa:00:09", "vlan": 42, "trust": True}]
+    args = {"root": nic.root, "address": PF, "num_vfs": 2, "vfs": vfs}
+    assert run(args).kind == "exit"
+    ran = nic.reboot()
+    assert [r["rc"] for r in ran] == [0], ran
+    assert _vfinfo(nic) == {0: ("00:00:00:00:00:00", 0, False), 1: ("52:54:00:aa:00:09", 42, True)}
+    assert run(args).result["changed"] is False
 
 
 def test_injected_kernel_refusal_through_the_mount(nic, tmp_path):

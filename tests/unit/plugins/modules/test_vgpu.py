@@ -20,7 +20,7 @@ import pytest
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
-from accelsim.fuse import fuse_unavailable_reason  # noqa: E402  pylint: disable=wrong-import-position
+from accelsim.testing import require_fuse  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _sriov, _sysfs  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import exec_start  # noqa: E402
@@ -31,11 +31,10 @@ T4 = "0000:18:00.0"
 L40 = "0000:3b:00.0"
 LAB_MDEV = "4b20d080-1b54-4048-85b3-a6a62d165c01"
 
-pytestmark = pytest.mark.skipif(fuse_unavailable_reason() is not None, reason=fuse_unavailable_reason() or "")
-
 
 @pytest.fixture(autouse=True)
 def _no_exit(monkeypatch):
+    require_fuse()   # every test here runs on a FUSE mount (skips without FUSE, fails in CI)
     patch_exits(monkeypatch)
 
 

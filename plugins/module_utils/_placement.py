@@ -776,42 +776,60 @@ class Converger(object):
             self.before_write(action, what)
 
     def _put_inventories(self, action, gen, invs):
+        """PUT the inventories with ``gen``; on a generation conflict read them again and retry. Returns
+        (generation, inventories, whether a conflict was met)."""
         u = action["uuid"]
+        conflicted = False
         for attempt in range(self.retries + 1):
             self._hook(action, "inventories")
             try:
                 r = self.client.call("PUT", "/resource_providers/%s/inventories" % u,
                                      {"inventories": invs, "resource_provider_generation": gen})
-                return r["resource_provider_generation"], r["inventories"]
+                return r["resource_provider_generation"], r["inventories"], conflicted
             except PlacementHTTPError as e:
                 if e.status != 409 or e.code != "placement.concurrent_update" or attempt == self.retries:
                     raise
                 self.conflicts += 1
+                conflicted = True
                 cur = self.client.get("/resource_providers/%s/inventories" % u)
                 gen = cur["resource_provider_generation"]
                 if same_inventories(cur["inventories"], invs):
-                    return gen, cur["inventories"]
+                    return gen, cur["inventories"], conflicted
         raise AssertionError("unreachable")
 
     def _put_traits(self, action, gen, traits, desired, function_only=False, extra=()):
+        """PUT the traits with ``gen``; on a generation conflict read them again and redo only this module's
+        change on top of what is there now. Returns (generation, traits, whether a conflict was met)."""
         u = action["uuid"]
+        conflicted = False
         for attempt in range(self.retries + 1):
             self._hook(action, "traits")
             try:
                 r = self.client.call("PUT", "/resource_providers/%s/traits" % u,
                                      {"traits": traits, "resource_provider_generation": gen})
-                return r["resource_provider_generation"], sorted(r["traits"])
+                return r["resource_provider_generation"], sorted(r["traits"]), conflicted
             except PlacementHTTPError as e:
                 if e.status != 409 or e.code != "placement.concurrent_update" or attempt == self.retries:
                     raise
                 # someone else wrote in between: re-read, re-apply only this module's change on top of theirs
                 self.conflicts += 1
+                conflicted = True
                 cur = self.client.get("/resource_providers/%s/traits" % u)
                 gen = cur["resource_provider_generation"]
                 traits = merge_traits(cur["traits"], desired, extra, function_only=function_only)
                 if traits == sorted(cur["traits"]):
-                    return gen, traits
+                    return gen, traits, conflicted
         raise AssertionError("unreachable")
+
+    def _remember(self, listed, gen, traits, invs, conflicted):
+        """Cache what was written; after a conflict one of the two may be older than ``gen``: forget the
+        provider instead, so the next run reads it."""
+        if not self.cache:
+            return
+        if conflicted:
+            self.cache.drop(listed["uuid"])
+        else:
+            self.cache.store(listed, gen, traits, invs)
 
     def _ours(self, action):
         """The provider with the planned uuid when it is the one this run means to create (same name and
@@ -857,26 +875,40 @@ class Converger(object):
             invs = {}
             # traits first: the owner trait marks the provider as this module's at once, so a run cut off
             # before the inventory still leaves a provider the next run recognises and completes
-            gen, traits = self._put_traits(action, gen, action["traits"], action["desired"]["traits"],
-                                           extra=extra_traits)
+            gen, traits, c1 = self._put_traits(action, gen, action["traits"], action["desired"]["traits"],
+                                               extra=extra_traits)
+            c2 = False
             if action["inventories"]:
-                gen, invs = self._put_inventories(action, gen, action["inventories"])
-            if self.cache:
-                self.cache.store(p, gen, traits, invs)
+                gen, invs, c2 = self._put_inventories(action, gen, action["inventories"])
+            self._remember(p, gen, traits, invs, c1 or c2)
             action["after"] = {"traits": traits, "inventories": invs}
         elif kind == "update":
             listed = action["listed"]
             gen = listed["generation"]
             traits, invs = action["before"]["traits"], action["before"]["inventories"]
-            if gen < 0:  # the provider moved while we read it: take a fresh generation
+            function_only = action.get("function_only", False)
+            desired = action["desired"]["traits"]
+            # what was read is only good at the generation it was read at: after a conflict (or when the
+            # provider changed between the two reads) the traits are read again before this module's change
+            # is applied on top of them, or another writer's trait change would be overwritten
+            stale = gen < 0
+            if stale:
                 gen = self.client.get("/resource_providers/%s" % action["uuid"])["generation"]
             if action.get("inventories") is not None:
-                gen, invs = self._put_inventories(action, gen, action["inventories"])
-            if action.get("traits") is not None:
-                gen, traits = self._put_traits(action, gen, action["traits"], action["desired"]["traits"],
-                                               function_only=action.get("function_only", False), extra=extra_traits)
-            if self.cache:
-                self.cache.store(listed, gen, traits, invs)
+                gen, invs, c = self._put_inventories(action, gen, action["inventories"])
+                stale = stale or c
+            want = action.get("traits")
+            if stale:
+                cur = self.client.get("/resource_providers/%s/traits" % action["uuid"])
+                gen, traits = cur["resource_provider_generation"], sorted(cur["traits"])
+                want = merge_traits(traits, desired, extra_traits, function_only=function_only)
+                if want == traits:
+                    want = None
+            if want is not None:
+                gen, traits, c = self._put_traits(action, gen, want, desired, function_only=function_only,
+                                                  extra=extra_traits)
+                stale = stale or c
+            self._remember(listed, gen, traits, invs, stale)
             action["after"] = {"traits": traits, "inventories": invs}
         elif kind == "prune":
             try:

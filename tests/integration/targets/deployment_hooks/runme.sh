@@ -32,7 +32,10 @@ run_kayobe_hooks() {
   local cfg="$1"; shift
   local extra=()
   for f in "$cfg"/*.yml; do extra+=(-e "@$f"); done
-  for hook in $(ls "$cfg/hooks/overcloud-service-deploy/pre.d/"*.yml | sort); do
+  local hooks=()
+  while IFS= read -r hook; do hooks+=("$hook"); done < <(find "$cfg/hooks/overcloud-service-deploy/pre.d" -maxdepth 1 -name '*.yml' | sort)
+  test "${#hooks[@]}" -gt 0
+  for hook in "${hooks[@]}"; do
     ansible-playbook -i "$cfg/inventory" "${extra[@]}" "$(readlink -f "$hook")" "$@"
   done
 }

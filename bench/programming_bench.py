@@ -40,6 +40,14 @@ from accelsim.generate import synthetic_lab  # noqa: E402  pylint: disable=wrong
 
 
 CPU = [0.0]  # CPU seconds of the module processes (the rest of the wall time is the FUSE daemon and tools)
+DAEMON = [None, 0.0]  # the FUSE daemon's pid and its CPU seconds at the last row
+
+
+def daemon_cpu(pid):
+    """User+system CPU seconds of a process (the FUSE daemon) so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
 
 
 def collections_path():
@@ -102,8 +110,16 @@ class Rows(object):
 
     def append(self, row):
         what, label, dt, res = row
-        print("| %s | %s | %.2f | %.2f | %s |" % (what, label, dt, CPU[0], res), flush=True)
+        now = daemon_cpu(DAEMON[0])
+        print("| %s | %s | %.2f | %.2f | %.2f | %s |" % (what, label, dt, CPU[0], now - DAEMON[1], res), flush=True)
         CPU[0] = 0.0
+        DAEMON[1] = now
+
+
+def watch(h):
+    """Measure the FUSE daemon of ``h`` from now on."""
+    DAEMON[0] = h.proc.pid
+    DAEMON[1] = daemon_cpu(h.proc.pid)
 
 
 def main():
@@ -115,13 +131,16 @@ def main():
     ap.add_argument("--skip-nic", action="store_true")
     args = ap.parse_args()
     coll = collections_path()
+    print("- command: %s" % " ".join(["bench/programming_bench.py"] + sys.argv[1:]))
     print("- machine: %d CPUs, %s; Python %s; %s" % (
         os.cpu_count(), platform.processor() or platform.machine(), platform.python_version(), platform.platform()))
     print("- simulator: FUSE mount (single-threaded daemon; every write runs the kernel model, saves the state and "
           "rebuilds the touched devices' part of the tree)")
     print()
-    print("| what | run | wall s | module CPU s | result |")
-    print("|---|---|---|---|---|", flush=True)
+    print("- load average at the start: %s" % " ".join("%.2f" % x for x in os.getloadavg()))
+    print()
+    print("| what | run | wall s | module CPU s | FUSE daemon CPU s | result |")
+    print("|---|---|---|---|---|---|", flush=True)
     rows = Rows()
     work = tempfile.mkdtemp(prefix="accelops-bench-prog-")
 
@@ -130,6 +149,7 @@ def main():
     mnt = os.path.join(work, "synthetic")
     os.makedirs(mnt)
     with accelsim.mount(lab, mnt, state_dir=os.path.join(work, "synthetic-state")) as h:
+        watch(h)
         pfs = [f["bdf"] for f in lab["functions"] if f.get("sriov") and f["vendor"] == 0x8086]
         gpus = [f["bdf"] for f in lab["functions"] if f.get("vgpu")]
         persist = os.path.join(work, "persist")
@@ -137,6 +157,7 @@ def main():
             nwrites = (len(h.writes()), h.store.stamp())
             total = 0.0
             CPU[0] = 0.0
+            DAEMON[1] = daemon_cpu(h.proc.pid)
             changed = 0
             for pf in pfs:
                 dt, out = module_call(coll, "sriov_vfs", {"root": mnt, "address": pf, "num_vfs": args.vfs, "vf_driver": "vfio-pci",
@@ -149,6 +170,7 @@ def main():
         for label in ("from scratch", "no-op rerun"):
             nwrites = (len(h.writes()), h.store.stamp())
             CPU[0] = 0.0
+            DAEMON[1] = daemon_cpu(h.proc.pid)
             dt, out = module_call(coll, "vgpu", {"root": mnt, "addresses": gpus, "type": "NVIDIA L40-1Q", "count": args.vgpus,
                                                  "persist_root": persist})
             wrote = check_writes(h, nwrites, label)
@@ -159,10 +181,12 @@ def main():
     mnt = os.path.join(work, "t4")
     os.makedirs(mnt)
     with accelsim.mount(lab, mnt, state_dir=os.path.join(work, "t4-state")) as h:
+        watch(h)
         gpus = [f["bdf"] for f in lab["functions"] if f.get("mdev")]
         for label in ("from scratch", "no-op rerun"):
             nwrites = (len(h.writes()), h.store.stamp())
             CPU[0] = 0.0
+            DAEMON[1] = daemon_cpu(h.proc.pid)
             dt, out = module_call(coll, "vgpu", {"root": mnt, "addresses": gpus, "type": "GRID T4-1Q", "count": args.vgpus,
                                                  "persist_root": os.path.join(work, "persist-t4")})
             wrote = check_writes(h, nwrites, label)

@@ -300,3 +300,31 @@ def test_persistence_through_the_mount_comes_back_at_reboot(nic):
     # without the units the kernel forgets
     nic.reboot(units=False)
     assert _numvfs(nic) == 0
+
+
+@pytest.mark.parametrize("code,path,nth,device,reason", [
+    ("ERANGE", "*/%s/sriov_numvfs" % PF, 1, PF, "out of the range"),
+    ("EINVAL", "*/0000:d8:02.1/driver_override", 1, "0000:d8:02.1", "rejected the value as invalid"),
+    ("EBUSY", "*/drivers/iavf/unbind", 3, "0000:d8:02.2", "busy"),
+    ("ENODEV", "*/drivers_probe", 2, "0000:d8:02.1", "gone away"),      # a VF vanishing mid-change
+], ids=["erange", "einval", "ebusy", "enodev-vanished"])
+def test_kernel_refusals_through_the_mount(nic, tmp_path, code, path, nth, device, reason):
+    """Each errno from the simulated kernel (injected on the n-th matching write): a message naming the device and
+    the cause, everything done before undone (the host is as it was), nothing half-applied left unreported."""
+    nic.fail_write(code, nth=nth, path=path)
+    e = run(_args(nic, tmp_path, num_vfs=4, vf_driver="vfio-pci"))
+    assert e.kind == "fail", e.result
+    assert device in e.result["msg"] and reason in e.result["msg"], e.result["msg"]
+    assert e.result["state"] == "unchanged" and "the host is as it was" in e.result["msg"]
+    assert nic.faults()["writes"][0]["fired"] == 1
+    assert _numvfs(nic) == 0 and not os.path.exists(tmp_path / "persist" / "etc" / "systemd" / "system" / "accelops-sriov-0000_d8_00_0.service")
+    refused = [w for w in nic.writes() if w["errno"]]
+    assert len(refused) == 1 and refused[0]["errno"] == getattr(errno, code)
+
+
+def test_ip_tool_hangs(nic, tmp_path):
+    """ip hangs (simulated): the time limit stops it, the VF count created before is undone."""
+    nic.fail_tool("ip", hang="forever", args="link set *")
+    e = run(_args(nic, tmp_path, num_vfs=2, vfs=[{"index": 0, "trust": True}], tool_timeout=1))
+    assert e.kind == "fail" and "did not finish within 1 s" in e.result["msg"] and "vf 0 trust on" in e.result["msg"], e.result
+    assert e.result["state"] == "unchanged" and _numvfs(nic) == 0

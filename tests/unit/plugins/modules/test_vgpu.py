@@ -305,3 +305,19 @@ def test_vendor_boot_unit_through_the_mount_comes_back_at_reboot(l40):
     assert _types(l40) == before and len(before) == 3
     count = len(l40.writes())
     assert run(args).result["changed"] is False and len(l40.writes()) == count
+
+
+def test_mdev_kernel_busy_on_remove_through_the_mount(t4, tmp_path):
+    """The kernel refuses removing the lab's mdev (EBUSY, injected): nothing was created, the message names it."""
+    t4.fail_write("EBUSY", path="*/%s/remove" % LAB_MDEV)
+    e = run(_args(t4, tmp_path, T4, type="GRID T4-2Q", count=2))
+    assert e.kind == "fail" and LAB_MDEV in e.result["msg"] and "busy" in e.result["msg"], e.result
+    assert e.result["state"] == "unchanged" and sorted(t4.state()["mdevs"]) == [LAB_MDEV]
+
+
+def test_mdevctl_hangs(t4, tmp_path):
+    """mdevctl hangs on define (simulated): stopped by the time limit, the vGPUs created before are removed again."""
+    t4.fail_tool("mdevctl", hang="forever", args="define *")
+    e = run(_args(t4, tmp_path, T4, type="GRID T4-2Q", count=1, tool_timeout=8))   # the fake's list must still fit
+    assert e.kind == "fail" and "did not finish within 8 s" in e.result["msg"] and "mdevctl define" in e.result["msg"], e.result
+    assert e.result["state"] == "unchanged" and sorted(t4.state()["mdevs"]) == [LAB_MDEV]

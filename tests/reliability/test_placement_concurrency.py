@@ -26,7 +26,7 @@ from helpers import AFU_AES, AFU_GZIP, discovery, fpga_record, gpu_record, nic_r
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_tree as tree_mod
 
-ROUNDS = int(os.environ.get("RELIABILITY_ROUNDS", "200"))
+ROUNDS = int(os.environ.get("RELIABILITY_ROUNDS", "30"))
 HOST = "cn1"
 ROOT_UUID = "5d1a1a0e-3f1e-4c5e-9a37-0c3f6f1c0101"
 CYBORG_ADDR = "0000:86:00.0"
@@ -136,3 +136,41 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
     assert not lost, "\n".join(lost[:20])
     # the rounds really raced: both sides hit generation conflicts and resolved them
     assert stats["module_conflicts_resolved"] > 0 and stats["writer_conflicts"] > 0, stats
+
+
+def test_trait_write_between_read_and_inventory_write_survives(clean_placement, tmp_path):
+    """The race the round test found (fixed): another writer changes the traits after the module read
+    them and before its inventory PUT. The inventory PUT meets a generation conflict and succeeds on retry
+    with a fresh generation; the traits PUT that follows must not use that generation with the traits read
+    before, or it silently removes the other writer's trait."""
+    import openstack
+    pl = clean_placement
+    pl.create_provider("cn1.example.org", uuid=ROOT_UUID)
+    conn = openstack.connect(**pl.cloud())
+    cache = str(tmp_path / "gen.json")
+    first = [{"host": HOST, "providers": P.desired_providers(HOST, discovery(HOST, round_records(0)[:3]))}]
+    P.converge(conn.placement, first, {}, cache_path=cache, endpoint=pl.endpoint)
+    nic = P.provider_uuid("%s_%s" % (HOST, nic_record()["address"]))
+    played = []
+
+    def writer(action, what):
+        if action["uuid"] == nic and what == "inventories" and not played:
+            played.append(action["uuid"])
+            pl.set_traits(action["uuid"], pl.traits(action["uuid"]) + ["CUSTOM_NOVA_W_0"])
+    # round 1 changes the NIC's inventory (more VFs); moving it to NUMA node 0 changes its traits as well
+    recs = round_records(1)[:3]
+    recs[2] = dict(recs[2], numa_node=0)
+    new = [{"host": HOST, "providers": P.desired_providers(HOST, discovery(HOST, recs))}]
+    r = P.converge(conn.placement, new, {}, cache_path=cache, endpoint=pl.endpoint, before_write=writer)
+    assert nic in played and r["requests"]["conflicts_resolved"] >= 1
+    for u in played:
+        assert "CUSTOM_NOVA_W_0" in pl.traits(u), u
+    want = dict((d["uuid"], d) for d in new[0]["providers"])
+    for u in played:
+        assert sorted(t for t in pl.traits(u) if P.is_managed_trait(t)) == sorted(want[u]["traits"])
+        assert P.same_inventories(pl.inventories(u), want[u]["inventories"])
+    # and the generation cache does not hand the next run a stale view: a rerun changes nothing
+    again = P.converge(conn.placement, new, {}, cache_path=cache, endpoint=pl.endpoint)
+    assert not again["changed"]
+    for u in played:
+        assert "CUSTOM_NOVA_W_0" in pl.traits(u)

@@ -58,7 +58,8 @@ run_gate() {
 
 gate_sanity() {
   # compile and import run on every target Python found; the rest on the controller Python.
-  (cd "$coll" && ansible-test sanity --color no --requirements --python "$ctl_py" --skip-test compile --skip-test import) &&
+  (cd "$coll" && ansible-test sanity --color no --requirements --python "$ctl_py" --skip-test compile --skip-test import) ||
+    return 1
   [ -n "${SANITY_QUICK:-}" ] && return 0
   for v in $py_versions; do
     (cd "$coll" && ansible-test sanity --color no --requirements --python "$v" --test compile --test import) || return 1

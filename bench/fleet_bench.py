@@ -20,7 +20,7 @@ the slowest fork needed for it), and the results are checked independently: ever
 number of writes the FUSE daemons served during a no-op run (must be 0), changed counts and failures.
 
 Usage (root, /dev/fuse): .venv/bin/python bench/fleet_bench.py [--hosts 100] [--forks 5] [--repeat 3]
-[--lab nic-sriov] [--mount-jobs 4] [--keep DIR] [--json FILE]
+[--lab nic-sriov] [--mount-jobs 4] [--collection DIR] [--keep DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -239,6 +239,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="no-op converge + floor pairs")
     ap.add_argument("--lab", default="nic-sriov", choices=sorted(LABS))
     ap.add_argument("--mount-jobs", type=int, default=4, help="hosts mounted at once while setting up")
+    ap.add_argument("--collection", default=TOP,
+                    help="the collection tree to run (default this checkout; e.g. a copy with a changed role)")
     ap.add_argument("--keep", help="work in this directory and leave it (mounts are still unmounted)")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args()
@@ -248,8 +250,9 @@ def main():
     work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="accelops-fleet-")
     os.makedirs(os.path.join(work, "collections", "ansible_collections", "accelops"), exist_ok=True)
     link = os.path.join(work, "collections", "ansible_collections", "accelops", "lifecycle")
-    if not os.path.islink(link):
-        os.symlink(TOP, link)
+    if os.path.islink(link):
+        os.unlink(link)
+    os.symlink(os.path.abspath(args.collection), link)
     os.makedirs(os.path.join(work, "callback_plugins"), exist_ok=True)
     with open(os.path.join(work, "callback_plugins", "fleet_timing.py"), "w") as f:
         f.write(CALLBACK)
@@ -257,7 +260,7 @@ def main():
     with open(ping, "w") as f:
         f.write("- name: Floor\n  hosts: all\n  gather_facts: false\n  tasks:\n"
                 "    - name: Ping\n      ansible.builtin.ping:\n")
-    converge = os.path.join(TOP, "playbooks", "converge.yml")
+    converge = os.path.join(os.path.abspath(args.collection), "playbooks", "converge.yml")
     hosts = ["fleet%03d" % i for i in range(args.hosts)]
     report = {"machine": {"nproc": os.cpu_count(), "python": platform.python_version(),
                           "platform": platform.platform()},
@@ -288,8 +291,8 @@ def main():
         runs.append(run_playbook(work, inventory, converge, args.forks, "scratch"))
         runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
         runs[-1]["converged_hosts"] = converged()
-        print(summarise(runs[-1]), "writes %d, converged hosts %d" % (runs[-1]["fuse_writes"],
-                                                                       runs[-1]["converged_hosts"]), flush=True)
+        print(summarise(runs[-1]), "writes %d, converged hosts %d"
+              % (runs[-1]["fuse_writes"], runs[-1]["converged_hosts"]), flush=True)
         for i in range(1, args.repeat + 1):
             writes0 = fuse_writes(work, hosts)
             runs.append(run_playbook(work, inventory, converge, args.forks, "noop-%d" % i))

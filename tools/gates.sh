@@ -103,7 +103,7 @@ gate_integration() {
   rc=${PIPESTATUS[0]}
   stop_services
   if grep -q "All targets skipped" "$out"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
-  if ! grep -q "Running .* integration test role" "$out"; then echo "integration: no target ran"; rc=1; fi
+  if ! grep -Eq "Running .* integration test (role|script)" "$out"; then echo "integration: no target ran"; rc=1; fi
   rm -f "$out"
   return "$rc"
 }

@@ -92,8 +92,8 @@ all:
 $(sed -n 's/^\(cyborg_[a-z_]*\): \(.*\)$/    \1: \2/p' "$svc_yml")
     accelops_demo_profiles:
       - {name: demo-fpga-gzip, groups: [{family: fpga, function: gzip}]}
-      - {name: demo-vgpu-t4-4q, groups: [{family: gpu, function: t4-4q}]}
-      - {name: demo-x710-vf, groups: [{family: nic, function: x710-vf}]}
+      - {name: demo-vgpu-t4-4q, groups: [{family: vgpu, function: t4-4q}]}
+      - {name: demo-fpga-nlb, groups: [{family: fpga, function: nlb}]}
   hosts:
     sim-fpga:
       accelerator_host_allowed_functions: [gzip, "$sha"]

@@ -113,7 +113,7 @@ def check_retry_options(retries, delay):
     """request_retries and request_retry_delay: bounded, so a run always ends."""
     if not 0 <= retries <= 20:
         raise PlacementInputError("request_retries: must be between 0 and 20, got %r" % retries)
-    if not (delay == delay and 0 <= delay <= 60):  # delay == delay: not NaN
+    if not 0 <= delay <= 60:  # NaN compares false: refused too
         raise PlacementInputError("request_retry_delay: must be a number of seconds between 0 and 60, got %r" % delay)
 
 

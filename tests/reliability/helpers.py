@@ -97,6 +97,9 @@ def run_module(main, args, check=False, diff=False):
     return Outcome("traceback", None, "main() returned without exit_json or fail_json")
 
 
+INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
+
+
 def tree_snapshot(placement, root_uuid):
     """Everything Placement holds for the tree of ``root_uuid``, read over plain HTTP (not through the code
     under test): ``{name: {uuid, parent, traits, inventories}}``, plus the total number of providers."""
@@ -105,7 +108,5 @@ def tree_snapshot(placement, root_uuid):
         invs = placement.inventories(p["uuid"])
         out[p["name"]] = {
             "uuid": p["uuid"], "parent": p.get("parent_provider_uuid"), "traits": placement.traits(p["uuid"]),
-            "inventories": dict((rc, dict((k, inv[k]) for k in ("total", "reserved", "min_unit", "max_unit",
-                                                                 "step_size", "allocation_ratio")))
-                                for rc, inv in invs.items())}
+            "inventories": dict((rc, dict((k, inv[k]) for k in INVENTORY_FIELDS)) for rc, inv in invs.items())}
     return out, len(placement.providers())

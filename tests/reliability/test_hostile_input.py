@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import os
 import shutil
 import socket
@@ -144,12 +145,14 @@ def _not_int(s):
         return True
 
 
+def _not_integral(f):
+    return math.isnan(f) or math.isinf(f) or f != int(f)
+
+
 def hostile(spec_entry, sandbox_dir):
     t = spec_entry.get("type", "str")
     if t == "int":
-        return st.one_of(garbage_text.filter(_not_int), huge_int, st.floats().filter(lambda f: f != int(f)
-                                                                                    if f == f and abs(f) != float("inf") else True),
-                         containers)
+        return st.one_of(garbage_text.filter(_not_int), huge_int, st.floats().filter(_not_integral), containers)
     if t == "float":
         return st.one_of(garbage_text.filter(lambda s: s.strip().lower() not in ("nan", "inf", "-inf", "infinity")),
                          st.sampled_from([float("nan"), float("inf"), -1.0, 1e300]), containers)

@@ -19,8 +19,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from helpers import AFU_AES, AFU_GZIP, discovery, fpga_record, gpu_record, nic_record, patch_exits, run_module
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P

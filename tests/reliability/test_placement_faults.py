@@ -13,7 +13,6 @@ independently over plain HTTP (nothing lost, nothing duplicated).
 
 from __future__ import annotations
 
-import tempfile
 import time
 
 import pytest
@@ -94,7 +93,7 @@ def lab(clean_placement, proxy, monkeypatch, tmp_path):
             self.extra = ["CUSTOM_RUN_%d" % Lab.cases]   # a new custom trait: one PUT /traits per case
             self.total_before = len(placement.providers())
             self.root = placement.create_provider(self.host + ".example.org", uuid=str(uuidlib.uuid4()))["uuid"]
-            self.cache = tempfile.mktemp(dir=str(tmp_path), prefix="gen-", suffix=".json")
+            self.cache = os.path.join(str(tmp_path), "gen-%d.json" % Lab.cases)
             start = SCENARIOS[name][0]
             if start is not None:
                 out = self.tree(discovery(self.host, start), via_proxy=False, extra_traits=[])

@@ -154,7 +154,7 @@ def test_ansible_playbook_output_at_vvvv_with_diff(clean_placement, gate, tmp_pa
                ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0")
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-vvvv", "--diff", "-i", "localhost,",
            "-c", "local", str(play)]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path), check=False)
     out = r.stdout + r.stderr
     assert "ok=4" in out or "ok=3" in out, out[-3000:]
     assert "Traceback" not in out

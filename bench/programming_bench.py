@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -192,6 +193,8 @@ def main():
             wrote = check_writes(h, nwrites, label)
             rows.append(("vgpu mdev %d GPUs x %d (+ mdevctl define), 1 call" % (len(gpus), args.vgpus), label, dt,
                          "changed %s, %d sysfs writes" % (out["changed"], wrote)))
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(coll, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ VGPU_KEYS = ("type", "count")
 VFS_KEYS = ("count", "driver", "vfs")
 PASSTHROUGH_KEYS = ("driver",)
 PLACEMENT_KEYS = ("traits", "resource_class")
-NOVA_KEYS = ("alias", "numa_policy", "device_type", "managed")
+NOVA_KEYS = ("alias", "numa_policy", "device_type", "managed", "physical_network")
 
 
 class DeclarationError(ValueError):
@@ -235,6 +235,7 @@ def validate(functions, where="accelerator_host_functions"):
             "numa_policy": c.string(nv.get("numa_policy"), "nova.numa_policy"),
             "device_type": c.string(nv.get("device_type"), "nova.device_type"),
             "managed": c.boolean(nv.get("managed"), "nova.managed", None),
+            "physical_network": c.string(nv.get("physical_network"), "nova.physical_network"),
         }
         if nova["numa_policy"] not in (None, "required", "legacy", "preferred", "socket"):
             c.fail("nova.numa_policy", "accepted: required, legacy, preferred, socket")

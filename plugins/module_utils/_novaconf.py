@@ -233,7 +233,7 @@ class _Renderer:
 
     def _pci(self, a, card, kind):
         fn = a["function"]
-        physnet = self.opts["physical_networks"].get(fn)
+        physnet = self.opts["physical_networks"].get(fn) or a["nova"].get("physical_network")
         rc = a["placement"]["resource_class"]
         managed = a["nova"]["managed"]
         vendor = card.get("vendor_id")

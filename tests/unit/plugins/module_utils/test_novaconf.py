@@ -265,6 +265,9 @@ def test_physical_network_makes_a_neutron_spec(lab):
     assert r["device_specs"] == [{"address": "0000:d8:00.0", "product_id": "154c", "vendor_id": "8086",
                                   "physical_network": "physnet1"}]
     assert r["aliases"] == []
+    # the same from the declaration's own nova.physical_network
+    declared = [dict(FUNCTIONS[2], nova={"physical_network": "physnet1"})]
+    assert nc.render(declared, lab)["device_specs"] == r["device_specs"]
 
 
 def test_cards_with_different_ids_need_a_class(lab):

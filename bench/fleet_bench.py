@@ -285,7 +285,8 @@ def main():
                     ok += f.read().strip() == check["check_value"]
             return ok
 
-        runs = [run_playbook(work, inventory, ping, args.forks, "floor-0")]
+        runs = report["runs"]
+        runs.append(run_playbook(work, inventory, ping, args.forks, "floor-0"))
         print(summarise(runs[-1]), flush=True)
         writes0 = fuse_writes(work, hosts)
         runs.append(run_playbook(work, inventory, converge, args.forks, "scratch"))
@@ -301,7 +302,8 @@ def main():
             print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
             runs.append(run_playbook(work, inventory, ping, args.forks, "floor-%d" % i))
             print(summarise(runs[-1]), flush=True)
-        report["runs"] = runs
+    except KeyboardInterrupt:
+        print("interrupted: summarising the runs that finished", flush=True)
     finally:
         unmount_hosts(work, mounted)
         servicelib.stop(svc_dir)
@@ -309,9 +311,10 @@ def main():
     floors = [r for r in report["runs"] if r["label"].startswith("floor")]
     noops = [r for r in report["runs"] if r["label"].startswith("noop")]
     scratch = [r for r in report["runs"] if r["label"] == "scratch"]
-    if floors and noops:
-        # each no-op run against the floor run right after it (same load), then the medians
-        pairs = [(n, report["runs"][report["runs"].index(n) + 1]) for n in noops]
+    # each no-op run against the floor run right after it (same load), then the medians
+    pairs = [(n, report["runs"][report["runs"].index(n) + 1]) for n in noops
+             if report["runs"].index(n) + 1 < len(report["runs"])]
+    if floors and pairs:
         ratios = sorted(n["wall"] / f["wall"] for n, f in pairs)
         cpu_ratios = sorted(n["cpu"] / f["cpu"] for n, f in pairs)
         report["noop_vs_floor"] = {"wall_ratios": ratios, "median_wall_ratio": ratios[len(ratios) // 2],

@@ -32,6 +32,7 @@ import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import make_dirs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
@@ -726,8 +727,7 @@ def _same_file(path, sha256):
 
 
 def _makedirs(path, mode):
-    if not os.path.isdir(path):
-        os.makedirs(path, mode)
+    make_dirs(path, mode)
 
 
 def _sh(text):

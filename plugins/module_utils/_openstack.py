@@ -10,6 +10,7 @@ These modules run on the controller (openstacksdk is not needed on managed hosts
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -96,6 +97,34 @@ def sdk_error_message(error):
     return msg
 
 
+SECRET_KEY_RE = re.compile(r"(password|secret|token|passphrase|private_key|key_?pass)", re.I)
+
+
+def cloud_secrets(value, key=""):
+    """Every string under a secret-looking key of a ``cloud`` dict (``auth.password``, ``auth.token``,
+    ``application_credential_secret``...), at any depth."""
+    found = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found |= cloud_secrets(v, str(k))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            found |= cloud_secrets(v, key)
+    elif isinstance(value, str) and value and SECRET_KEY_RE.search(key):
+        found.add(value)
+    return found
+
+
+class _AnsibleModule(AnsibleModule):
+    """AnsibleModule whose ``no_log_values`` also hold the secrets inside a ``cloud`` dict (a raw option, so
+    ansible-core cannot know which of its values are secret) before the invocation is logged, so they reach
+    neither the system log nor the result."""
+
+    def _log_invocation(self):
+        self.no_log_values.update(cloud_secrets(self.params.get("cloud")))
+        super(_AnsibleModule, self)._log_invocation()
+
+
 class OpenStackModule(object):
     """Base for modules that talk to OpenStack APIs.
 
@@ -108,7 +137,9 @@ class OpenStackModule(object):
     module_kwargs = {}
 
     def __init__(self):
-        self.ansible = AnsibleModule(argument_spec=openstack_argument_spec(**self.argument_spec), **self.module_kwargs)
+        self.ansible = _AnsibleModule(argument_spec=openstack_argument_spec(**self.argument_spec), **self.module_kwargs)
+        # also when the invocation is not logged (module-level no_log): results are masked with the same values
+        self.ansible.no_log_values.update(cloud_secrets(self.ansible.params.get("cloud")))
         self.params = self.ansible.params
         self._conn = None
 

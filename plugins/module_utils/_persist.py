@@ -30,6 +30,24 @@ import os
 import re
 import tempfile
 
+
+def make_dirs(path, mode=0o755):
+    """``os.makedirs`` whose every created directory gets ``mode`` whatever the umask (os.makedirs applies its
+    mode to the last component only, and through the umask)."""
+    if os.path.isdir(path):
+        return
+    parent = os.path.dirname(path)
+    if parent and parent != path:
+        make_dirs(parent, mode)
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        if os.path.isdir(path):
+            return
+        raise
+    os.chmod(path, mode)
+
+
 UNIT_DIR = "/etc/systemd/system"
 SCRIPT_DIR = "/etc/accelops/boot"
 WANTS = "multi-user.target.wants"
@@ -115,7 +133,7 @@ class Files(object):
     def _write(real_path, content, mode=0o644):
         d = os.path.dirname(real_path)
         if not os.path.isdir(d):
-            os.makedirs(d, 0o755)
+            make_dirs(d, 0o755)
         fd, tmp = tempfile.mkstemp(prefix=".accelops-", dir=d)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -169,7 +187,7 @@ class Files(object):
         def make():
             d = os.path.dirname(real)
             if not os.path.isdir(d):
-                os.makedirs(d, 0o755)
+                make_dirs(d, 0o755)
             if os.path.lexists(real):
                 os.unlink(real)
             if want:

@@ -97,12 +97,6 @@ def test_openstack_modules_never_show_the_token(clean_placement, gate, logged):
     assert logged and not [line for line in logged if SECRET in line and "cloud={" not in line]
 
 
-CLOUD_DICT_LEAK = ("known leak (docs/reliability.md): a token or password inside a `cloud` dict is written to the "
-                   "system log in AnsibleModule's 'Invoked with' line, because `cloud` is not no_log and nothing "
-                   "adds the secrets inside it to no_log_values; fix proposed for _openstack.py")
-
-
-@pytest.mark.xfail(strict=True, reason=CLOUD_DICT_LEAK)
 def test_token_in_a_cloud_dict_stays_out_of_the_system_log(clean_placement, gate, logged):
     pl = clean_placement
     pl.create_provider("cn1.example.org")
@@ -200,9 +194,6 @@ def test_persistence_files_are_not_writable_by_others(tmp_path, monkeypatch):
     assert not bad, "persistence files writable by others: %s" % bad
 
 
-@pytest.mark.xfail(strict=True, reason="known (docs/reliability.md): with umask 000 the parent directories that "
-                                       "_persist.py creates with os.makedirs (etc/, etc/systemd/, ...) are 0777; "
-                                       "the files themselves get explicit modes")
 def test_persistence_modes_do_not_depend_on_the_umask(tmp_path, monkeypatch):
     bad = _persisted_modes(tmp_path, monkeypatch, 0o000)
     assert not bad, "persistence files writable by others under umask 000: %s" % bad

@@ -88,6 +88,8 @@ class _Checker:
             if required:
                 self.fail(key, "is required%s" % (" (%s)" % form if form else ""))
             return None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            self.fail(key, "%r was read as a number: quote it%s" % (value, " (%s)" % form if form else ""))
         if not isinstance(value, str) or not value:
             self.fail(key, "must be a non-empty string%s" % (" (%s)" % form if form else ""))
         if pattern is not None and not pattern.match(value):
@@ -353,6 +355,10 @@ def _compatible(entry, card):
         vendor_vfio = card.get("vendor_id") == "10de" and (card.get("sriov") or {}).get("totalvfs")
         if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
             return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
+        offered = {str(x).lower() for t in (gpu.get("mdev_types") or []) + (gpu.get("vgpu_types") or [])
+                   for x in (t.get("id"), t.get("name")) if x}
+        if offered and entry["vgpu"]["type"].lower() not in offered:
+            return "does not offer vGPU type %r" % entry["vgpu"]["type"]
     return None
 
 

@@ -211,3 +211,18 @@ def test_resolve_reads_folded_vf_units_of_vf_detail_summary():
     assert a["in_use_by"] == ["vf 0000:d8:02.1: domain instance-00000007"]
     more = d.resolve([{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": 4, "driver": "vfio-pci"}}], [pf])
     assert more["assignments"][0]["blocked"] is True
+
+
+def test_resolve_vgpu_selector_skips_cards_that_do_not_offer_the_type(lab):
+    # the T4 lists its mdev types and the L40 type is not one of them; the L40 (no VFs yet) lists none: possible
+    res = d.resolve([{"name": "l40", "match": {"family": "gpu"}, "vgpu": {"type": "NVIDIA L40-8Q", "count": 1}}], lab)
+    assert [a["address"] for a in res["assignments"]] == ["0000:3b:00.0"]
+    named = d.resolve([{"name": "t4", "match": {"address": "0000:18:00.0"}, "vgpu": {"type": "NVIDIA A40-12Q",
+                                                                                     "count": 1}}], lab)
+    assert named["problems"] == ["t4: 0000:18:00.0 cannot carry it: does not offer vGPU type 'NVIDIA A40-12Q'"]
+
+
+def test_validate_says_quote_a_number():
+    with pytest.raises(d.DeclarationError, match="12345678 was read as a number: quote it"):
+        d.validate([{"name": "x", "match": {"family": "fpga"},
+                     "fpga": {"bitstream": "/b", "sha256": SHA, "function_id": 12345678}}])

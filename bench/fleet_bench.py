@@ -20,7 +20,7 @@ the slowest fork needed for it), and the results are checked independently: ever
 number of writes the FUSE daemons served during a no-op run (must be 0), changed counts and failures.
 
 Usage (root, /dev/fuse): .venv/bin/python bench/fleet_bench.py [--hosts 100] [--forks 5] [--repeat 3]
-[--lab nic-sriov] [--mount-jobs 4] [--collection DIR] [--keep DIR] [--json FILE]
+[--lab nic-sriov] [--mount-jobs 4] [--collection DIR] [--compare DIR] [--keep DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -169,10 +169,21 @@ def fuse_writes(work, hosts):
     return total
 
 
-def run_playbook(work, inventory, playbook, forks, label):
+def link_collection(work, name, tree):
+    """work/<name>/ansible_collections/accelops/lifecycle -> tree; returns work/<name>."""
+    path = os.path.join(work, name)
+    os.makedirs(os.path.join(path, "ansible_collections", "accelops"), exist_ok=True)
+    link = os.path.join(path, "ansible_collections", "accelops", "lifecycle")
+    if os.path.islink(link):
+        os.unlink(link)
+    os.symlink(os.path.abspath(tree), link)
+    return path
+
+
+def run_playbook(work, inventory, playbook, forks, label, collections="collections"):
     out = os.path.join(work, "timing-%s.json" % label)
     env = dict(os.environ,
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(work, "collections"),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(work, collections),
                ANSIBLE_CALLBACK_PLUGINS=os.path.join(work, "callback_plugins"),
                ANSIBLE_CALLBACKS_ENABLED="fleet_timing",
                ANSIBLE_FORKS=str(forks),
@@ -241,6 +252,9 @@ def main():
     ap.add_argument("--mount-jobs", type=int, default=4, help="hosts mounted at once while setting up")
     ap.add_argument("--collection", default=TOP,
                     help="the collection tree to run (default this checkout; e.g. a copy with a changed role)")
+    ap.add_argument("--compare", metavar="DIR",
+                    help="after the no-op runs, run --repeat more no-op + floor pairs with this collection tree (a "
+                         "changed role) on the same converged hosts")
     ap.add_argument("--keep", help="work in this directory and leave it (mounts are still unmounted)")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args()
@@ -248,11 +262,9 @@ def main():
     if os.geteuid() != 0 or not os.path.exists("/dev/fuse"):
         sys.exit("fleet_bench: needs root and /dev/fuse (every host is a FUSE-mounted simulator root)")
     work = os.path.abspath(args.keep) if args.keep else tempfile.mkdtemp(prefix="accelops-fleet-")
-    os.makedirs(os.path.join(work, "collections", "ansible_collections", "accelops"), exist_ok=True)
-    link = os.path.join(work, "collections", "ansible_collections", "accelops", "lifecycle")
-    if os.path.islink(link):
-        os.unlink(link)
-    os.symlink(os.path.abspath(args.collection), link)
+    link_collection(work, "collections", args.collection)
+    if args.compare:
+        link_collection(work, "collections-compare", args.compare)
     os.makedirs(os.path.join(work, "callback_plugins"), exist_ok=True)
     with open(os.path.join(work, "callback_plugins", "fleet_timing.py"), "w") as f:
         f.write(CALLBACK)
@@ -302,6 +314,15 @@ def main():
             print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
             runs.append(run_playbook(work, inventory, ping, args.forks, "floor-%d" % i))
             print(summarise(runs[-1]), flush=True)
+        for i in range(1, args.repeat + 1 if args.compare else 1):
+            writes0 = fuse_writes(work, hosts)
+            runs.append(run_playbook(work, inventory, os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
+                                     args.forks, "cmpnoop-%d" % i, collections="collections-compare"))
+            runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
+            runs[-1]["converged_hosts"] = converged()
+            print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
+            runs.append(run_playbook(work, inventory, ping, args.forks, "cmpfloor-%d" % i))
+            print(summarise(runs[-1]), flush=True)
     except KeyboardInterrupt:
         print("interrupted: summarising the runs that finished", flush=True)
     finally:
@@ -327,6 +348,19 @@ def main():
                  ", ".join("%.2f" % x for x in cpu_ratios), report["noop_vs_floor"]["median_cpu_ratio"]))
         best = min(noops, key=lambda r: r["wall"])
         print("\nslowest tasks of the fastest no-op run (wall s, hosts run, hosts skipped):")
+        for t in top_tasks(best):
+            print("  %7.2f  %3d %3d  %-28s %s" % (t["wall"], t["hosts"], t["skipped"], t["action"], t["name"]))
+        print("module executions per no-op run: %s" % json.dumps(best["executions"], sort_keys=True))
+    cmp_pairs = [(n, report["runs"][report["runs"].index(n) + 1]) for n in report["runs"] if n["label"].startswith("cmpnoop")
+                 and report["runs"].index(n) + 1 < len(report["runs"])]
+    if cmp_pairs:
+        ratios = sorted(n["wall"] / f["wall"] for n, f in cmp_pairs)
+        cpu_ratios = sorted(n["cpu"] / f["cpu"] for n, f in cmp_pairs)
+        report["compare_noop_vs_floor"] = {"collection": os.path.abspath(args.compare), "wall_ratios": ratios,
+                                           "cpu_ratios": cpu_ratios}
+        print("\n--compare %s: no-op / floor, wall: %s; cpu: %s"
+              % (args.compare, ", ".join("%.2f" % x for x in ratios), ", ".join("%.2f" % x for x in cpu_ratios)))
+        best = min((n for n, f in cmp_pairs), key=lambda r: r["wall"])
         for t in top_tasks(best):
             print("  %7.2f  %3d %3d  %-28s %s" % (t["wall"], t["hosts"], t["skipped"], t["action"], t["name"]))
         print("module executions per no-op run: %s" % json.dumps(best["executions"], sort_keys=True))

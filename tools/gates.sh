@@ -69,16 +69,16 @@ gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocol
 gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
 gate_docs() { (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .); }
 gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
-gate_simulator() { python -m pytest -q -p no:cacheprovider tests/simulator; }
+gate_simulator() { python -m pytest -q -p no:cacheprovider --durations=5 tests/simulator; }
 gate_harness() {
   if [ ! -d tests/harness/tests ]; then echo "no harness tests yet"; return 0; fi
-  python -m pytest -q -p no:cacheprovider tests/harness/tests
+  python -m pytest -q -p no:cacheprovider --durations=5 tests/harness/tests
 }
 
 # Faults, hostile input, concurrency (docs/reliability.md): its own pytest suite, real services and simulator.
 gate_reliability() {
   if [ ! -d tests/reliability ]; then echo "no reliability suite yet"; return 0; fi
-  python -m pytest -q -p no:cacheprovider tests/reliability
+  python -m pytest -q -p no:cacheprovider --durations=5 tests/reliability
 }
 
 # Real services (Placement, ...) for the integration targets: started once, their endpoints handed to every
@@ -93,13 +93,28 @@ start_services() {
 }
 stop_services() { [ -x tests/harness/services ] && tests/harness/services stop "$services_dir"; return 0; }
 
+# Passes ansible-test's output through and ends it with the seconds each target took (where the suite's time goes).
+time_targets() {
+  local line name="" start=$SECONDS times=""
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [[ $line =~ ^Running\ ([^ ]+)\ integration\ test ]]; then
+      [ -n "$name" ] && times="$times$name $((SECONDS - start)) s"$'\n'
+      name=${BASH_REMATCH[1]}; start=$SECONDS
+    fi
+  done
+  [ -n "$name" ] && times="$times$name $((SECONDS - start)) s"$'\n'
+  printf 'integration: seconds per target\n%s' "$times"
+}
+
 gate_integration() {
   local out rc
   out=$(mktemp)
   mkdir -p "$coll/tests/integration"
   if ! start_services; then stop_services; echo "integration: the services did not start (logs: $services_dir)"; return 1; fi
   # shellcheck disable=SC2086  # TARGETS is a list of words
-  (cd "$coll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive --continue-on-error ${TARGETS:-}) 2>&1 | tee "$out"
+  (cd "$coll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive --continue-on-error ${TARGETS:-}) 2>&1 |
+    tee "$out" | time_targets
   rc=${PIPESTATUS[0]}
   stop_services
   if grep -q "All targets skipped" "$out"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi

@@ -38,12 +38,48 @@ def services_venv():
     return os.environ.get("ACCELOPS_SERVICES_VENV") or os.path.join(TOP, ".venv-services")
 
 
-def venv_bin(name):
-    path = os.path.join(services_venv(), "bin", name)
+def service_venv(service):
+    """The venv of a service: ``ACCELOPS_<NAME>_VENV`` or ``.venv-<name>`` (Placement's is .venv-services)."""
+    default = ".venv-services" if service == "placement" else ".venv-" + service
+    env = "ACCELOPS_SERVICES_VENV" if service == "placement" else "ACCELOPS_%s_VENV" % service.upper()
+    return os.environ.get(env) or os.path.join(TOP, default)
+
+
+def service_bin(service, name):
+    venv = service_venv(service)
+    path = os.path.join(venv, "bin", name)
     if not os.path.exists(path):
-        raise HarnessError("%s not found: run tests/harness/setup-venv.sh first (it builds %s)"
-                           % (path, services_venv()))
+        raise HarnessError("%s not found: run tests/harness/setup-venv.sh%s first (it builds %s)"
+                           % (path, "" if service == "placement" else " " + service, venv))
     return path
+
+
+def venv_bin(name):
+    return service_bin("placement", name)
+
+
+def spawn(name, state_dir, cmd, ready, log, env=None, cwd=None):
+    """Start ``cmd`` as the process-group leader of service ``name`` (pid file STATE_DIR/NAME/NAME.pid, output
+    appended to ``log``) and wait up to STARTUP_TIMEOUT for ``ready()``; stopped again when it never is."""
+    pid_file = os.path.join(state_dir, name, name + ".pid")
+    old = _read_pid(pid_file)
+    if old and _pid_alive(old):
+        raise HarnessError("%s already runs from %s (pid file %s): stop it first" % (name, state_dir, pid_file))
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=env, cwd=cwd, start_new_session=True)
+    with open(pid_file, "w") as f:
+        f.write("%d\n" % proc.pid)
+    try:
+        wait_until(ready, STARTUP_TIMEOUT, name, log, proc.pid)
+    except HarnessError:
+        stop_pid_file(pid_file)
+        raise
+    return proc.pid
+
+
+def stop_service(name, state_dir):
+    return stop_pid_file(os.path.join(state_dir, name, name + ".pid"))
 
 
 def free_port():
@@ -145,9 +181,6 @@ class Placement(object):
     def start(self, state_dir):
         d = os.path.join(state_dir, self.name)
         os.makedirs(d, exist_ok=True)
-        pid_file = os.path.join(d, "placement.pid")
-        if _read_pid(pid_file) and _pid_alive(_read_pid(pid_file)):
-            raise HarnessError("placement already runs from %s (pid file %s): stop it first" % (state_dir, pid_file))
         port = free_port()
         endpoint = "http://127.0.0.1:%d" % port
         db = os.path.join(d, "placement.sqlite")
@@ -155,7 +188,6 @@ class Placement(object):
             f.write("[DEFAULT]\nuse_stderr = True\n\n[api]\nauth_strategy = noauth2\n\n"
                     "[placement_database]\nconnection = sqlite:///%s\nsync_on_startup = True\n" % db)
         log = os.path.join(d, "placement.log")
-        env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=d)
         # gunicorn: one worker, one thread (SQLite and concurrent writers give "database is locked");
         # no control socket (it would go to ~/.gunicorn). The access log counts requests for tests/benchmarks.
         cmd = [venv_bin("gunicorn"), "--bind", "127.0.0.1:%d" % port, "--workers", "1",
@@ -163,18 +195,9 @@ class Placement(object):
                "--access-logfile", os.path.join(d, "access.log"),
                "--access-logformat", '%(r)s %(s)s',
                "--error-logfile", log, "--chdir", d, "placement.wsgi.api:application"]
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=env, cwd=d, start_new_session=True)
-        with open(pid_file, "w") as f:
-            f.write("%d\n" % proc.pid)
-        try:
-            wait_until(lambda: http_status(endpoint + "/resource_providers",
-                                           {"X-Auth-Token": "admin"}) == 200,
-                       STARTUP_TIMEOUT, "placement at %s" % endpoint, log, proc.pid)
-        except HarnessError:
-            stop_pid_file(pid_file)
-            raise
+        spawn(self.name, state_dir, cmd, lambda: http_status(endpoint + "/resource_providers",
+                                                             {"X-Auth-Token": "admin"}) == 200,
+              log, env=dict(os.environ, OS_PLACEMENT_CONFIG_DIR=d), cwd=d)
         return {
             "placement_endpoint": endpoint,
             "placement_token": "admin",
@@ -184,7 +207,7 @@ class Placement(object):
         }
 
     def stop(self, state_dir):
-        return stop_pid_file(os.path.join(state_dir, self.name, "placement.pid"))
+        return stop_service(self.name, state_dir)
 
 
 def _load_services():

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -43,21 +42,11 @@ TOKENS = {
     "member": {"X-Roles": "member,reader", "X-Project-Id": MEMBER_PROJECT, "X-User-Id": MEMBER_USER},
 }
 PREFIX = "/accelerator"
-# About 3 s on an idle machine (imports dominate); generous for a machine shared with other test runs.
-STARTUP_TIMEOUT = 60.0
 MICROVERSION = "2.2"
 
 
-def cyborg_venv():
-    return os.environ.get("ACCELOPS_CYBORG_VENV") or os.path.join(servicelib.TOP, ".venv-cyborg")
-
-
 def cyborg_bin(name):
-    path = os.path.join(cyborg_venv(), "bin", name)
-    if not os.path.exists(path):
-        raise servicelib.HarnessError("%s not found: run tests/harness/setup-venv.sh cyborg first (it builds %s)"
-                                      % (path, cyborg_venv()))
-    return path
+    return servicelib.service_bin("cyborg", name)
 
 
 PASTE = """[pipeline:main]
@@ -126,31 +115,18 @@ class Cyborg(object):
             raise servicelib.HarnessError("cyborg needs placement: start it with --services placement,cyborg")
         d = os.path.join(state_dir, self.name)
         os.makedirs(os.path.join(d, "locks"), exist_ok=True)
-        pid_file = os.path.join(d, "cyborg.pid")
-        old = servicelib._read_pid(pid_file)  # pylint: disable=protected-access
-        if old and servicelib._pid_alive(old):  # pylint: disable=protected-access
-            raise servicelib.HarnessError("cyborg already runs from %s (pid file %s): stop it first"
-                                          % (state_dir, pid_file))
         python = cyborg_bin("python")
         port = servicelib.free_port()
         conf = write_config(d, port, placement_endpoint)
         log = os.path.join(d, "cyborg.log")
         env = dict(os.environ, HOME=d, PYTHONDONTWRITEBYTECODE="1", PYTHONWARNINGS="ignore::UserWarning")
         env.pop("OS_CLOUD", None)
-        cmd = [python, os.path.abspath(__file__), "serve", conf]
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    env=env, cwd=d, start_new_session=True)
-        with open(pid_file, "w") as f:
-            f.write("%d\n" % proc.pid)
         endpoint = "http://127.0.0.1:%d%s" % (port, PREFIX)
-        try:
-            servicelib.wait_until(
-                lambda: servicelib.http_status(endpoint + "/v2/device_profiles", {"X-Auth-Token": "admin"}) == 200,
-                STARTUP_TIMEOUT, "cyborg at %s" % endpoint, log, proc.pid)
-        except servicelib.HarnessError:
-            servicelib.stop_pid_file(pid_file)
-            raise
+        # About 3 s on an idle machine (imports dominate).
+        servicelib.spawn(self.name, state_dir, [python, os.path.abspath(__file__), "serve", conf],
+                         lambda: servicelib.http_status(endpoint + "/v2/device_profiles",
+                                                        {"X-Auth-Token": "admin"}) == 200,
+                         log, env=env, cwd=d)
         return {
             "cyborg_endpoint": endpoint,
             "cyborg_token": "admin",
@@ -160,7 +136,7 @@ class Cyborg(object):
         }
 
     def stop(self, state_dir):
-        return servicelib.stop_pid_file(os.path.join(state_dir, self.name, "cyborg.pid"))
+        return servicelib.stop_service(self.name, state_dir)
 
 
 SERVICE = Cyborg

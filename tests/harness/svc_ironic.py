@@ -29,21 +29,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import servicelib  # noqa: E402  pylint: disable=wrong-import-position
 
-STARTUP_TIMEOUT = 60.0   # about 6 s on an idle machine; far more when the CPUs are shared
 # Traits arrived in API 1.37; 1.x newest is what openstacksdk negotiates anyway.
 MICROVERSION = "1.37"
 
 
-def ironic_venv():
-    return os.environ.get("ACCELOPS_IRONIC_VENV") or os.path.join(servicelib.TOP, ".venv-ironic")
-
-
 def ironic_bin(name):
-    path = os.path.join(ironic_venv(), "bin", name)
-    if not os.path.exists(path):
-        raise servicelib.HarnessError("%s not found: run tests/harness/setup-venv.sh ironic first (it builds %s)"
-                                      % (path, ironic_venv()))
-    return path
+    return servicelib.service_bin("ironic", name)
 
 
 def write_config(d, port):
@@ -130,11 +121,6 @@ class Ironic(object):
     def start(self, state_dir):
         d = os.path.join(state_dir, self.name)
         os.makedirs(d, exist_ok=True)
-        pid_file = os.path.join(d, "ironic.pid")
-        pid = servicelib._read_pid(pid_file)  # pylint: disable=protected-access
-        if pid and servicelib._pid_alive(pid):  # pylint: disable=protected-access
-            raise servicelib.HarnessError("ironic already runs from %s (pid file %s): stop it first"
-                                          % (state_dir, pid_file))
         port = servicelib.free_port()
         endpoint = "http://127.0.0.1:%d" % port
         conf = write_config(d, port)
@@ -150,17 +136,9 @@ class Ironic(object):
         # HOME and TMPDIR in the state dir too: oslo.config also looks in ~/.ironic, and nothing may land
         # outside the state dir.
         env = dict(os.environ, HOME=d, TMPDIR=os.path.join(d, "tmp"))
-        with open(log, "ab") as out:
-            proc = subprocess.Popen([ironic_bin("ironic"), "--config-file", conf], stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT, cwd=d, env=env, start_new_session=True)
-        with open(pid_file, "w") as f:
-            f.write("%d\n" % proc.pid)
-        try:
-            servicelib.wait_until(lambda: api_ready(endpoint), STARTUP_TIMEOUT, "ironic at %s" % endpoint, log,
-                                  proc.pid)
-        except servicelib.HarnessError:
-            servicelib.stop_pid_file(pid_file)
-            raise
+        # About 6 s on an idle machine.
+        servicelib.spawn(self.name, state_dir, [ironic_bin("ironic"), "--config-file", conf],
+                         lambda: api_ready(endpoint), log, env=env, cwd=d)
         return {
             "ironic_endpoint": endpoint,
             "ironic_microversion": MICROVERSION,
@@ -168,7 +146,7 @@ class Ironic(object):
         }
 
     def stop(self, state_dir):
-        return servicelib.stop_pid_file(os.path.join(state_dir, self.name, "ironic.pid"))
+        return servicelib.stop_service(self.name, state_dir)
 
 
 SERVICE = Ironic

@@ -232,6 +232,22 @@ def same_inventories(a, b):
     return True
 
 
+def is_drained(invs):
+    """Drained: it has inventory and every class has ``reserved >= total`` (nothing can be scheduled)."""
+    return bool(invs) and all(i.get("reserved", 0) >= i.get("total", 0) for i in invs.values())
+
+
+def keep_drain(current, wanted):
+    """``wanted`` with ``reserved = total`` on every class when ``current`` (what Placement has now) is
+    drained: someone drained the provider (an operator, another run) and the write must not undo it."""
+    if not wanted or not is_drained(current):
+        return wanted
+    out = copy.deepcopy(wanted)
+    for inv in out.values():
+        inv["reserved"] = inv["total"]
+    return out
+
+
 # -- from discovery records to desired providers -----------------------------------------------------------
 def _records(discovery, option):
     if isinstance(discovery, list):
@@ -374,15 +390,21 @@ def _device_specs(rec, addresses, function_names):
     return [(addr, rc, 1, base, None)]
 
 
+def _listed_in(names, unit_addr, card_addr, provider):
+    return unit_addr in names or card_addr in names or provider in names or "all" in names
+
+
 def desired_providers(host, discovery, option="discovery", prefix=None, function_names=None, overrides=None,
-                      drain=None, extra_traits=()):
+                      drain=None, extra_traits=(), keep_drained=False, undrain=None):
     """The providers one host should have: a list of dicts ``{name, uuid, address, resource_class,
-    inventories, traits, note}`` (``inventories`` empty when the unit cannot be scheduled)."""
+    inventories, traits, note, keep_drained}`` (``inventories`` empty when the unit cannot be scheduled;
+    ``keep_drained``: a provider Placement has drained at write time stays drained, see :func:`keep_drain`)."""
     recs = _records(discovery, option)
     prefix = prefix or host
     addresses = set(r.get("address") for r in recs if isinstance(r, dict))
     overrides = overrides or {}
     drain = set(drain or ())
+    undrain = set(undrain or ())
     out = []
     for i, rec in enumerate(recs):
         if not isinstance(rec, dict) or not rec.get("address"):
@@ -402,11 +424,13 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                 if inv["reserved"] > inv["total"]:
                     raise PlacementInputError("overrides: reserved (%d) of %s is more than its total (%d)"
                                               % (inv["reserved"], unit_addr, inv["total"]))
-                if unit_addr in drain or rec["address"] in drain or name in drain or "all" in drain:
+                if _listed_in(drain, unit_addr, rec["address"], name):
                     inv["reserved"] = inv["total"]
                 invs[rc] = inv
+            keep = bool(keep_drained) and not _listed_in(undrain, unit_addr, rec["address"], name)
             out.append({"name": name, "uuid": provider_uuid(name), "address": unit_addr, "resource_class": rc,
-                        "inventories": invs, "traits": sorted(set(traits)), "note": note, "host": host})
+                        "inventories": invs, "traits": sorted(set(traits)), "note": note, "host": host,
+                        "keep_drained": keep})
     names = [p["name"] for p in out]
     dup = sorted(set(n for n in names if names.count(n) > 1))
     if dup:
@@ -691,7 +715,7 @@ def plan_host(state, host_spec, options):
             owner = "accelops"
         if owner == "accelops" or (owner is None and options.get("adopt")):
             new_traits = merge_traits(traits, d["traits"], extra)
-            want_invs = d["inventories"]
+            want_invs = keep_drain(invs, d["inventories"]) if d.get("keep_drained") else d["inventories"]
             act.update(kind="update", owner="accelops",
                        traits=new_traits if new_traits != sorted(traits) else None,
                        inventories=None if same_inventories(invs, want_invs) else want_invs)
@@ -775,12 +799,26 @@ class Converger(object):
         if self.before_write:
             self.before_write(action, what)
 
-    def _put_inventories(self, action, gen, invs):
-        """PUT the inventories with ``gen``; on a generation conflict read them again and retry. Returns
-        (generation, inventories, whether a conflict was met)."""
+    def _put_inventories(self, action, gen, invs, reread=False):
+        """PUT the inventories with ``gen``; on a generation conflict read them again and retry. With
+        ``keep_drained`` the inventories to write are worked out again from each read (a drain made by
+        someone else since this run's read stays: read-modify-write under the provider generation), and
+        ``reread`` reads them first (what was read before is stale). Returns (generation, inventories,
+        whether a conflict was met)."""
         u = action["uuid"]
+        keep = (action.get("desired") or {}).get("keep_drained")
+        base = (action.get("desired") or {}).get("inventories", invs) if keep else invs
         conflicted = False
+        cur = None
+        if reread:
+            cur = self.client.get("/resource_providers/%s/inventories" % u)
         for attempt in range(self.retries + 1):
+            if cur is not None:
+                gen = cur["resource_provider_generation"]
+                if keep:
+                    invs = keep_drain(cur["inventories"], base)
+                if same_inventories(cur["inventories"], invs):
+                    return gen, cur["inventories"], conflicted
             self._hook(action, "inventories")
             try:
                 r = self.client.call("PUT", "/resource_providers/%s/inventories" % u,
@@ -792,9 +830,6 @@ class Converger(object):
                 self.conflicts += 1
                 conflicted = True
                 cur = self.client.get("/resource_providers/%s/inventories" % u)
-                gen = cur["resource_provider_generation"]
-                if same_inventories(cur["inventories"], invs):
-                    return gen, cur["inventories"], conflicted
         raise AssertionError("unreachable")
 
     def _put_traits(self, action, gen, traits, desired, function_only=False, extra=()):
@@ -892,10 +927,12 @@ class Converger(object):
             # provider changed between the two reads) the traits are read again before this module's change
             # is applied on top of them, or another writer's trait change would be overwritten
             stale = gen < 0
-            if stale:
+            keep = action["desired"].get("keep_drained")
+            if stale and not (keep and action.get("inventories") is not None):
                 gen = self.client.get("/resource_providers/%s" % action["uuid"])["generation"]
             if action.get("inventories") is not None:
-                gen, invs, c = self._put_inventories(action, gen, action["inventories"])
+                # with keep_drained and a stale read, the inventories are read again (with the generation)
+                gen, invs, c = self._put_inventories(action, gen, action["inventories"], reread=stale and keep)
                 stale = stale or c
             want = action.get("traits")
             if stale:
@@ -982,7 +1019,7 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
             "root_provider_uuid": a["root_uuid"], "action": _PAST[kind], "owner": a.get("owner", "accelops"),
             "resource_class": d.get("resource_class"),
             "traits": (shown or {}).get("traits", []), "inventories": (shown or {}).get("inventories", {}),
-            "note": a.get("note"),
+            "drained": is_drained((shown or {}).get("inventories", {})), "note": a.get("note"),
         })
         if kind in ("create", "update", "prune"):
             before[a["name"]] = None if b is None else {"traits": b["traits"], "inventories": b["inventories"]}

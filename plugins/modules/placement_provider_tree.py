@@ -68,8 +68,12 @@ options:
     type: str
   hosts:
     description:
-      - Several hosts in one call (fleets). Each item has C(discovery) and optionally C(host), C(root_provider)
-        and C(name_prefix), with the meanings of the options of the same names.
+      - Several hosts in one call (fleets, or one C(serial) batch of a play). Each item has C(discovery) and
+        optionally C(host), C(root_provider), C(name_prefix), C(function_names), C(overrides), C(drain) and
+        C(undrain), with the meanings of the options of the same names, for that host only.
+      - An item's C(function_names) and C(overrides) are laid over the module-wide O(function_names) and
+        O(overrides) (the item wins for a key both name); its C(drain) and C(undrain) lists add to O(drain) and
+        O(undrain).
     type: list
     elements: dict
   function_names:
@@ -95,6 +99,24 @@ options:
     description:
       - Addresses or provider names (or C(all)) whose inventory gets C(reserved = total), so the scheduler stops
         placing work there while allocations drain (before reprogramming). Run again without them to restore.
+    type: list
+    elements: str
+    default: []
+  keep_drained:
+    description:
+      - Providers that Placement has drained (every inventory at C(reserved >= total)) when this module writes
+        stay drained, whoever drained them, unless O(undrain) lists them. Without it, a provider not in
+        O(drain) gets its planned C(reserved) back.
+      - Race-safe: the inventories are written with the provider generation they were read at; when another
+        writer changed them in between (HTTP 409), they are read again and the drained state is decided from
+        what Placement has then, so a drain made between this module's read and its write is not undone.
+    type: bool
+    default: false
+  undrain:
+    description:
+      - With O(keep_drained), addresses or provider names (or C(all)) that get their planned C(reserved) back
+        even when Placement has them drained (for example the cards this run drained itself before
+        reprogramming them). O(drain) wins over O(undrain).
     type: list
     elements: str
     default: []
@@ -182,6 +204,19 @@ EXAMPLES = r'''
     drain: ["0000:3b:00.0"]
   delegate_to: localhost
 
+- name: Report one serial batch in one call, each host with its own declaration; drains made by others stay
+  accelops.lifecycle.placement_provider_tree:
+    cloud: mycloud
+    hosts:
+      - discovery: "{{ hostvars['compute1'].found }}"
+        function_names: {"d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2": gzip}
+      - discovery: "{{ hostvars['compute2'].found }}"
+        overrides: {"0000:3b:00.0": {traits: [CUSTOM_GOLD]}}
+        undrain: ["0000:3b:00.0"]
+    keep_drained: true
+  run_once: true
+  delegate_to: localhost
+
 - name: Only set the function trait on providers Cyborg owns
   accelops.lifecycle.placement_provider_tree:
     cloud: mycloud
@@ -230,6 +265,9 @@ providers:
     inventories:
       description: Its inventories after the run, by resource class.
       type: dict
+    drained:
+      description: Whether it is drained after the run (it has inventory and every class has C(reserved >= total)).
+      type: bool
     note:
       description: Why a provider has no inventory, when it has none.
       type: str
@@ -245,6 +283,7 @@ providers:
       traits: [CUSTOM_ACCELERATOR_FPGA, CUSTOM_FPGA_FUNCTION_ID_INTEL_D8424DC4A4A1C3D432134B09C1D7F2A2,
                CUSTOM_FPGA_INTEL, CUSTOM_OWNER_ACCELOPS]
       inventories: {FPGA: {total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1.0}}
+      drained: false
       note: null
 summary:
   description: How many providers got each action.
@@ -263,6 +302,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack impo
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
 _OVERRIDE_KEYS = ("resource_class", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio", "traits")
+_HOST_KEYS = ("discovery", "host", "root_provider", "name_prefix", "function_names", "overrides", "drain", "undrain")
 
 
 class PlacementProviderTreeModule(OpenStackModule):
@@ -276,6 +316,8 @@ class PlacementProviderTreeModule(OpenStackModule):
         overrides=dict(type="dict", default={}),
         extra_traits=dict(type="list", elements="str", default=[]),
         drain=dict(type="list", elements="str", default=[]),
+        keep_drained=dict(type="bool", default=False),
+        undrain=dict(type="list", elements="str", default=[]),
         prune=dict(type="bool", default=True),
         adopt=dict(type="bool", default=False),
         foreign_providers=dict(type="str", choices=["skip", "function_traits"], default="skip"),
@@ -292,62 +334,84 @@ class PlacementProviderTreeModule(OpenStackModule):
         required_one_of=[("hosts", "discovery")],
     )
 
-    def _validate(self):
-        p = self.params
+    @staticmethod
+    def _overrides(value, option):
         overrides = {}
-        for addr, ov in (p["overrides"] or {}).items():
+        if not isinstance(value, dict):
+            raise P.PlacementInputError("%s: expected a dict keyed by PCI (or unit) address" % option)
+        for addr, ov in value.items():
             if not isinstance(ov, dict):
-                raise P.PlacementInputError("overrides[%s]: expected a dict with any of %s" % (addr, ", ".join(_OVERRIDE_KEYS)))
+                raise P.PlacementInputError("%s[%s]: expected a dict with any of %s" % (option, addr, ", ".join(_OVERRIDE_KEYS)))
             bad = sorted(set(ov) - set(_OVERRIDE_KEYS))
             if bad:
-                raise P.PlacementInputError("overrides[%s]: unknown key(s) %s; accepted: %s"
-                                            % (addr, ", ".join(bad), ", ".join(_OVERRIDE_KEYS)))
+                raise P.PlacementInputError("%s[%s]: unknown key(s) %s; accepted: %s"
+                                            % (option, addr, ", ".join(bad), ", ".join(_OVERRIDE_KEYS)))
             ov = dict(ov)
             if ov.get("resource_class") is not None:
-                P.check_resource_class(ov["resource_class"], "overrides[%s].resource_class" % addr)
+                P.check_resource_class(ov["resource_class"], "%s[%s].resource_class" % (option, addr))
             for k in ("reserved", "min_unit", "max_unit", "step_size"):
                 if k in ov:
                     try:
                         ov[k] = int(ov[k])
                     except (TypeError, ValueError):
-                        raise P.PlacementInputError("overrides[%s].%s: expected an integer, got %r" % (addr, k, ov[k]))
+                        raise P.PlacementInputError("%s[%s].%s: expected an integer, got %r" % (option, addr, k, ov[k]))
                     if ov[k] < (0 if k == "reserved" else 1):
-                        raise P.PlacementInputError("overrides[%s].%s: must be at least %d"
-                                                    % (addr, k, 0 if k == "reserved" else 1))
+                        raise P.PlacementInputError("%s[%s].%s: must be at least %d"
+                                                    % (option, addr, k, 0 if k == "reserved" else 1))
             if "allocation_ratio" in ov:
                 try:
                     ov["allocation_ratio"] = float(ov["allocation_ratio"])
                 except (TypeError, ValueError):
-                    raise P.PlacementInputError("overrides[%s].allocation_ratio: expected a number, got %r"
-                                                % (addr, ov["allocation_ratio"]))
+                    raise P.PlacementInputError("%s[%s].allocation_ratio: expected a number, got %r"
+                                                % (option, addr, ov["allocation_ratio"]))
                 if ov["allocation_ratio"] <= 0:
-                    raise P.PlacementInputError("overrides[%s].allocation_ratio: must be more than 0" % addr)
+                    raise P.PlacementInputError("%s[%s].allocation_ratio: must be more than 0" % (option, addr))
             traits = ov.get("traits") or []
             if not isinstance(traits, list):
-                raise P.PlacementInputError("overrides[%s].traits: expected a list of trait names" % addr)
+                raise P.PlacementInputError("%s[%s].traits: expected a list of trait names" % (option, addr))
             for t in traits:
-                P.check_trait(t, "overrides[%s].traits" % addr)
+                P.check_trait(t, "%s[%s].traits" % (option, addr))
             overrides[addr] = ov
+        return overrides
+
+    @staticmethod
+    def _function_names(value, option):
+        if not isinstance(value, dict):
+            raise P.PlacementInputError("%s: expected a dict of function id (or name) to friendly name" % option)
+        names = {}
+        for fid, name in value.items():
+            try:
+                P._naming.function_trait(name)
+            except (ValueError, TypeError):
+                raise P.PlacementInputError("%s[%s]: %r gives no usable trait name (need letters or digits)"
+                                            % (option, fid, name))
+            names[str(fid)] = str(name)
+        return names
+
+    @staticmethod
+    def _names(value, option):
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+            raise P.PlacementInputError("%s: expected a list of addresses or provider names (or all)" % option)
+        return list(value)
+
+    def _validate(self):
+        p = self.params
+        overrides = self._overrides(p["overrides"] or {}, "overrides")
         for t in p["extra_traits"]:
             P.check_trait(t, "extra_traits")
         if p["conflict_retries"] < 0:
             raise P.PlacementInputError("conflict_retries: must be 0 or more")
         P.check_retry_options(p["request_retries"], p["request_retry_delay"])
-        names = {}
-        for fid, name in (p["function_names"] or {}).items():
-            try:
-                P._naming.function_trait(name)
-            except (ValueError, TypeError):
-                raise P.PlacementInputError("function_names[%s]: %r gives no usable trait name (need letters or digits)"
-                                            % (fid, name))
-            names[str(fid)] = str(name)
+        names = self._function_names(p["function_names"] or {}, "function_names")
         if p["hosts"] is not None:
             items = []
             for i, h in enumerate(p["hosts"]):
-                bad = sorted(set(h) - {"discovery", "host", "root_provider", "name_prefix"})
+                bad = sorted(set(h) - set(_HOST_KEYS))
                 if bad:
-                    raise P.PlacementInputError("hosts[%d]: unknown key(s) %s; accepted: discovery, host, "
-                                                "root_provider, name_prefix" % (i, ", ".join(bad)))
+                    raise P.PlacementInputError("hosts[%d]: unknown key(s) %s; accepted: %s"
+                                                % (i, ", ".join(bad), ", ".join(_HOST_KEYS)))
                 if h.get("discovery") is None:
                     raise P.PlacementInputError("hosts[%d].discovery: required (an accelerator_info result)" % i)
                 items.append((h, "hosts[%d]" % i))
@@ -357,16 +421,26 @@ class PlacementProviderTreeModule(OpenStackModule):
         hosts = []
         seen = set()
         for h, opt in items:
-            P._records(h["discovery"], opt + (".discovery" if opt != "discovery" else ""))
+            dopt = opt + (".discovery" if opt != "discovery" else "")
+            P._records(h["discovery"], dopt)
             host = h.get("host") or P.discovery_hostname(h["discovery"])
             if not host:
                 raise P.PlacementInputError("%s: the discovery result names no host (host.hostname): set host" % opt)
             if host in seen:
                 raise P.PlacementInputError("%s: host %r is listed twice" % (opt, host))
             seen.add(host)
-            provs = P.desired_providers(host, h["discovery"], option=opt + (".discovery" if opt != "discovery" else ""),
-                                        prefix=h.get("name_prefix"), function_names=names, overrides=overrides,
-                                        drain=p["drain"], extra_traits=p["extra_traits"])
+            # a hosts item's own function_names and overrides are laid over the module-wide ones; its drain and
+            # undrain lists add to them
+            h_names = dict(names)
+            h_names.update(self._function_names(h.get("function_names") or {}, opt + ".function_names"))
+            h_over = dict(overrides)
+            h_over.update(self._overrides(h.get("overrides") or {}, opt + ".overrides"))
+            drain = p["drain"] + self._names(h.get("drain"), opt + ".drain")
+            undrain = p["undrain"] + self._names(h.get("undrain"), opt + ".undrain")
+            provs = P.desired_providers(host, h["discovery"], option=dopt, prefix=h.get("name_prefix"),
+                                        function_names=h_names, overrides=h_over, drain=drain,
+                                        extra_traits=p["extra_traits"], keep_drained=p["keep_drained"],
+                                        undrain=undrain)
             hosts.append({"host": host, "root_provider": h.get("root_provider"), "providers": provs})
         return hosts, {"function_names": names, "extra_traits": p["extra_traits"], "prune": p["prune"],
                        "adopt": p["adopt"], "foreign_providers": p["foreign_providers"],

@@ -1,0 +1,245 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Batch reports (per-host function names, overrides, drain, undrain in one call) and keep_drained (a drain made
+by someone else, before or during the run, is not undone), against a small in-memory Placement that checks
+generations like the real one (the real service runs in the placement_provider_tree integration target and in
+tests/reliability)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import uuid
+
+import pytest
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+from ansible_collections.accelops.lifecycle.plugins.modules.placement_provider_tree import PlacementProviderTreeModule
+
+AFU = "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2"
+
+
+class Resp(object):
+    def __init__(self, status, body=None):
+        self.status_code = status
+        self.text = json.dumps(body) if body is not None else ""
+        self.content = self.text.encode()
+
+    def json(self):
+        return json.loads(self.text)
+
+
+def _conflict():
+    return Resp(409, {"errors": [{"code": "placement.concurrent_update", "detail": "generation mismatch"}]})
+
+
+class FakePlacement(object):
+    """The requests placement_provider_tree sends, with generation checks on trait and inventory writes."""
+
+    def __init__(self):
+        self.rps = {}
+        self.traits = set(["HW_CPU_X86_AVX"])
+        self.rcs = set(P.STANDARD_RESOURCE_CLASSES)
+        self.sent = []
+
+    def add(self, name, parent=None, traits=(), invs=None):
+        u = str(uuid.uuid3(uuid.NAMESPACE_DNS, name)) if parent else str(uuid.uuid4())
+        root = self.rps[parent]["root_provider_uuid"] if parent else u
+        self.rps[u] = {"uuid": u, "name": name, "generation": 0, "parent_provider_uuid": parent,
+                       "root_provider_uuid": root, "traits": sorted(traits), "inventories": invs or {}}
+        return u
+
+    def by_name(self, name):
+        return next(p for p in self.rps.values() if p["name"] == name)
+
+    def drain(self, name):
+        """Another writer (an operator) drains a provider."""
+        p = self.by_name(name)
+        for inv in p["inventories"].values():
+            inv["reserved"] = inv["total"]
+        p["generation"] += 1
+
+    @staticmethod
+    def _listed(p):
+        return dict((k, p[k]) for k in ("uuid", "name", "generation", "parent_provider_uuid", "root_provider_uuid"))
+
+    def request(self, path, method, **kw):  # noqa: C901 - a router
+        self.sent.append((method, path))
+        body = kw.get("json")
+        m = re.match(r"^/resource_providers(?:/([^/?]+))?(?:/(traits|inventories|usages|allocations))?(\?.*)?$", path)
+        if path.startswith("/traits"):
+            if method == "GET":
+                want = path.split("in:", 1)[1].split(",") if "in:" in path else list(self.traits)
+                return Resp(200, {"traits": [t for t in want if t in self.traits]})
+            self.traits.add(path.rsplit("/", 1)[1])
+            return Resp(201)
+        if path.startswith("/resource_classes"):
+            if method == "GET":
+                return Resp(200, {"resource_classes": [{"name": n} for n in self.rcs]})
+            self.rcs.add(path.rsplit("/", 1)[1])
+            return Resp(201)
+        u, sub = m.group(1), m.group(2)
+        if u is None:
+            if method == "POST":
+                p = self.rps[self.add(body["name"], body["parent_provider_uuid"])]
+                return Resp(200, self._listed(p))
+            return Resp(200, {"resource_providers": [self._listed(p) for p in self.rps.values()]})
+        p = self.rps.get(u)
+        if p is None:
+            return Resp(404, {"errors": [{"detail": "no such provider"}]})
+        if sub is None:
+            if method == "DELETE":
+                del self.rps[u]
+                return Resp(204)
+            return Resp(200, self._listed(p))
+        if sub in ("usages", "allocations"):
+            return Resp(200, {sub: {}})
+        if method == "GET":
+            return Resp(200, {sub: copy.deepcopy(p[sub]), "resource_provider_generation": p["generation"]})
+        if body["resource_provider_generation"] != p["generation"]:
+            return _conflict()
+        if sub == "traits":
+            missing = [t for t in body["traits"] if t not in self.traits]
+            assert not missing, missing
+        p[sub] = sorted(body[sub]) if sub == "traits" else copy.deepcopy(body[sub])
+        p["generation"] += 1
+        return Resp(200, {sub: copy.deepcopy(p[sub]), "resource_provider_generation": p["generation"]})
+
+
+def nic(numvfs):
+    return {"address": "0000:d8:00.0", "family": "nic", "vendor_id": "8086", "device_id": "1572",
+            "programming_model": "fixed", "sriov": {"numvfs": numvfs}}
+
+
+def fpga(afu=AFU):
+    return {"address": "0000:5e:00.0", "family": "fpga", "vendor_id": "8086", "device_id": "0b30",
+            "programming_model": "single", "function": {"id": afu} if afu else None,
+            "fpga": {"vendor": "intel", "regions": []}}
+
+
+def spec(host, recs, **kw):
+    return {"host": host, "root_provider": None, "providers": P.desired_providers(host, recs, **kw)}
+
+
+def run(fake, hosts, check_mode=False, before_write=None):
+    return P.converge(fake, hosts, {"conflict_retries": 5}, check_mode=check_mode, before_write=before_write)
+
+
+def inv(fake, name, rc="SRIOV_NET_VF"):
+    return fake.by_name(name)["inventories"][rc]
+
+
+@pytest.fixture
+def fake():
+    f = FakePlacement()
+    for h in ("cn1", "cn2", "cn3"):
+        f.add(h)
+    return f
+
+
+def test_one_call_reports_each_host_with_its_own_names_overrides_and_drain(fake):
+    hosts = [spec("cn1", [fpga()], function_names={AFU: "gzip"}),
+             spec("cn2", [fpga()], function_names={AFU: "zstd"}, overrides={"0000:5e:00.0": {"traits": ["CUSTOM_GOLD"]}}),
+             spec("cn3", [nic(4)], drain=["0000:d8:00.0"])]
+    r = run(fake, hosts)
+    assert r["summary"]["created"] == 3 and r["changed"]
+    assert "CUSTOM_FUNCTION_GZIP" in fake.by_name("cn1_0000:5e:00.0")["traits"]
+    t2 = fake.by_name("cn2_0000:5e:00.0")["traits"]
+    assert "CUSTOM_FUNCTION_ZSTD" in t2 and "CUSTOM_GOLD" in t2 and "CUSTOM_FUNCTION_GZIP" not in t2
+    assert inv(fake, "cn3_0000:d8:00.0")["reserved"] == 4
+    assert [p["drained"] for p in r["providers"]] == [False, False, True]
+    # the same batch again: nothing to write, one request (the provider list) plus the detail reads
+    writes = fake.sent[:]
+    r = run(fake, hosts)
+    assert not r["changed"] and r["requests"]["writes"] == 0
+    assert all(m == "GET" for m, dummy in fake.sent[len(writes):])
+
+
+def test_keep_drained_leaves_someone_elses_drain_and_undrain_releases(fake):
+    run(fake, [spec("cn1", [nic(4)]), spec("cn2", [nic(4)])])
+    fake.drain("cn1_0000:d8:00.0")
+    fake.drain("cn2_0000:d8:00.0")
+    # without keep_drained the report would restore reserved = 0 (the hazard keep_drained removes)
+    r = run(fake, [spec("cn1", [nic(4)]), spec("cn2", [nic(4)])], check_mode=True)
+    assert r["summary"]["updated"] == 2
+    r = run(fake, [spec("cn1", [nic(4)], keep_drained=True),
+                   spec("cn2", [nic(4)], keep_drained=True, undrain=["0000:d8:00.0"])])
+    assert inv(fake, "cn1_0000:d8:00.0")["reserved"] == 4
+    assert inv(fake, "cn2_0000:d8:00.0")["reserved"] == 0
+    assert dict((p["host"], p["action"]) for p in r["providers"]) == {"cn1": "unchanged", "cn2": "updated"}
+    # a change of total keeps the drain: 8 VFs now, all reserved
+    r = run(fake, [spec("cn1", [nic(8)], keep_drained=True)])
+    assert inv(fake, "cn1_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_0000:d8:00.0")["reserved"] == 8
+    assert r["providers"][0]["drained"]
+
+
+def test_drain_between_read_and_write_is_not_undone(fake):
+    run(fake, [spec("cn1", [nic(4)]), spec("cn2", [nic(4)])])
+    drained = []
+
+    def operator(action, what):  # someone drains the provider right before this run's inventory write
+        if what == "inventories" and action["name"] not in drained:
+            drained.append(action["name"])
+            fake.drain(action["name"])
+
+    r = run(fake, [spec("cn1", [nic(8)], keep_drained=True), spec("cn2", [nic(8)])], before_write=operator)
+    assert drained == ["cn1_0000:d8:00.0", "cn2_0000:d8:00.0"]
+    assert r["requests"]["conflicts_resolved"] == 2
+    assert inv(fake, "cn1_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_0000:d8:00.0")["reserved"] == 8
+    # without keep_drained the write after the conflict restores reserved = 0: the drain is lost
+    assert inv(fake, "cn2_0000:d8:00.0")["reserved"] == 0
+
+
+def test_keep_drained_after_a_stale_read_reads_the_inventories_again(fake):
+    run(fake, [spec("cn1", [nic(4)])])
+    state = P.TreeState(P.Client(fake), None)
+    listed = state.by_name["cn1_0000:d8:00.0"]
+    traits, invs = state.details(listed)
+    fake.drain("cn1_0000:d8:00.0")
+    d = P.desired_providers("cn1", [nic(8)], keep_drained=True)[0]
+    action = {"kind": "update", "name": d["name"], "uuid": d["uuid"], "listed": dict(listed, generation=-1),
+              "before": {"traits": traits, "inventories": invs}, "desired": d, "traits": None,
+              "inventories": d["inventories"]}
+    P.Converger(state.client, state).apply(action)
+    assert inv(fake, "cn1_0000:d8:00.0") == dict(inv(fake, "cn1_0000:d8:00.0"), total=8, reserved=8)
+
+
+def test_drain_wins_over_undrain_and_flags_per_provider():
+    (p,) = P.desired_providers("cn1", [nic(4)], drain=["all"], keep_drained=True, undrain=["0000:d8:00.0"])
+    assert p["inventories"]["SRIOV_NET_VF"]["reserved"] == 4 and not p["keep_drained"]
+    (p,) = P.desired_providers("cn1", [nic(4)], keep_drained=True, undrain=["cn1_0000:d8:00.1"])
+    assert p["keep_drained"] and p["inventories"]["SRIOV_NET_VF"]["reserved"] == 0
+    assert P.is_drained({"FPGA": {"total": 1, "reserved": 1}}) and not P.is_drained({})
+
+
+def test_check_mode_plans_the_kept_drain_without_writing(fake):
+    run(fake, [spec("cn1", [nic(4)])])
+    fake.drain("cn1_0000:d8:00.0")
+    n = len(fake.sent)
+    r = run(fake, [spec("cn1", [nic(6)], keep_drained=True)], check_mode=True)
+    assert all(m == "GET" for m, dummy in fake.sent[n:])
+    (p,) = r["providers"]
+    assert p["action"] == "updated" and p["inventories"]["SRIOV_NET_VF"]["reserved"] == 6 and p["drained"]
+    assert r["diff"]["before"]["cn1_0000:d8:00.0"]["inventories"]["SRIOV_NET_VF"]["total"] == 4
+
+
+@pytest.mark.parametrize("value, match", [
+    ({"0000:5e:00.0": {"colour": "red"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]: unknown key\(s\) colour"),
+    ({"0000:5e:00.0": {"reserved": "x"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]\.reserved: expected an integer"),
+    (["0000:5e:00.0"], r"^hosts\[1\]\.overrides: expected a dict"),
+])
+def test_per_host_overrides_are_checked_and_named(value, match):
+    with pytest.raises(P.PlacementInputError, match=match):
+        PlacementProviderTreeModule._overrides(value, "hosts[1].overrides")
+
+
+def test_per_host_names_and_lists_are_checked_and_named():
+    with pytest.raises(P.PlacementInputError, match=r"^hosts\[0\]\.function_names: expected a dict"):
+        PlacementProviderTreeModule._function_names(["gzip"], "hosts[0].function_names")
+    assert PlacementProviderTreeModule._function_names({AFU: "gzip"}, "hosts[0].function_names") == {AFU: "gzip"}
+    with pytest.raises(P.PlacementInputError, match=r"^hosts\[2\]\.drain: expected a list of addresses"):
+        PlacementProviderTreeModule._names("0000:d8:00.0", "hosts[2].drain")
+    assert PlacementProviderTreeModule._names(None, "hosts[2].undrain") == []

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    REQUEST_RETRIES, REQUEST_RETRY_DELAY, TRANSIENT_STATUS, ServiceClient, permission_hint)
 
 # Cyborg's API microversion: 2.0 has everything used here (the name filter on the list, POST, DELETE).
 MICROVERSION = "2.0"
@@ -42,11 +45,12 @@ class CyborgInputError(ValueError):
 
 
 class CyborgHTTPError(Exception):
-    def __init__(self, method, path, status, body):
+    def __init__(self, method, path, status, body, operation=None):
         self.method = method
         self.path = path
         self.status = status
         self.body = body
+        self.operation = operation
         self.fault = fault_text(body)
         Exception.__init__(self, "Cyborg answered HTTP %s to %s %s: %s" % (status, method, path, self.fault))
 
@@ -324,26 +328,42 @@ def public(profile):
 
 
 # -- HTTP -------------------------------------------------------------------------------------------------------
-class Client(object):
-    """Cyborg over the SDK's accelerator proxy, counting requests; errors carry Cyborg's decoded message."""
+class Client(ServiceClient):
+    """Cyborg over the SDK's accelerator proxy, counting requests; errors carry Cyborg's decoded message.
 
-    def __init__(self, adapter, microversion=MICROVERSION):
-        self.adapter = adapter
+    A request that gets no answer (connection refused or dropped, timeout, version discovery failed) or a
+    5xx is repeated up to ``retries`` times with growing pauses when that is safe: GETs; DELETE of a profile
+    (a 404 on a repeat means the first one landed). The create (POST) is never blindly repeated: after no
+    answer or a 5xx the profile is looked up by name (unique in Cyborg) and used when it is there with the
+    wanted groups; only when it is absent is the POST sent again. Once the retries are spent the run fails
+    with :class:`ServiceUnavailable` (Cyborg, the operation, the cause, what to do). A 500 that is a database
+    constraint (a profile still used by accelerator requests) is not repeated: it will not go away.
+    """
+
+    service = "Cyborg"
+
+    def __init__(self, adapter, microversion=MICROVERSION, retries=REQUEST_RETRIES, retry_delay=REQUEST_RETRY_DELAY,
+                 sleep=time.sleep):
+        ServiceClient.__init__(self, adapter, retries=retries, retry_delay=retry_delay, sleep=sleep)
         self.microversion = microversion
-        self.requests = 0
-        self.log = []
 
-    def call(self, method, path, body=None, ok=(200,)):
-        self.requests += 1
-        kwargs = {"microversion": self.microversion, "raise_exc": False,
-                  "headers": {"Accept": "application/json"}}
-        if body is not None:
-            kwargs["json"] = body
-        resp = self.adapter.request(path, method, **kwargs)
-        self.log.append("%s %s %s" % (method, path, resp.status_code))
-        if resp.status_code not in ok:
-            raise CyborgHTTPError(method, path, resp.status_code, resp.text or "")
-        if resp.status_code == 204 or not resp.content:
+    def fault(self, resp):
+        return fault_text(resp.text or "")
+
+    def is_transient(self, status, resp):
+        if status not in TRANSIENT_STATUS:
+            return False
+        text = (resp.text or "").upper()
+        return not ("FOREIGN KEY" in text or "INTEGRITYERROR" in text)
+
+    def call(self, method, path, body=None, ok=(200,), operation=None, retry=True):
+        status, resp = self.send(method, path, body, operation=operation, retry=retry)
+        return self._result(method, path, status, resp, ok, operation)
+
+    def _result(self, method, path, status, resp, ok, operation):
+        if status not in ok:
+            raise CyborgHTTPError(method, path, status, resp.text or "", operation)
+        if status == 204 or not resp.content:
             return None
         try:
             return resp.json()
@@ -352,40 +372,80 @@ class Client(object):
 
     def profiles(self, name=None):
         path = "/device_profiles" + ("?name=%s" % name if name else "")
-        return (self.call("GET", path) or {}).get("device_profiles") or []
+        operation = "read device profile %s" % name if name else "list device profiles"
+        return (self.call("GET", path, operation=operation) or {}).get("device_profiles") or []
 
     def profile(self, name):
         found = [p for p in self.profiles(name) if p.get("name") == name]
         return found[0] if found else None
 
     def create(self, desired):
+        """POST the profile. After no answer or a 5xx, the profile is looked up by name before the POST is
+        sent again: when it is there with the wanted groups, the lost answer's create landed."""
         body = {"name": desired["name"], "groups": desired["groups"]}
         if desired.get("description") is not None:
             body["description"] = desired["description"]
-        # never a uuid: Cyborg makes one (a client-chosen one can clash with its table)
-        return self.call("POST", "/device_profiles", [body], ok=(201, 200))
+        operation = "create device profile %s" % desired["name"]
+        waited = 0.0
+        lost = False
+        for attempt in range(len(self.pauses) + 1):
+            # never a uuid: Cyborg makes one (a client-chosen one can clash with its table)
+            status, resp = self.send_once("POST", "/device_profiles", [body])
+            if status is not None and not self.is_transient(status, resp):
+                if status == 409 and lost:   # an earlier attempt landed after all
+                    found = self._landed(desired, operation)
+                    if found is not None:
+                        return found
+                return self._result("POST", "/device_profiles", status, resp, (201, 200), operation)
+            lost = True
+            if attempt == len(self.pauses):
+                raise self.unavailable(operation, "POST", "/device_profiles", status, resp, attempt + 1, waited)
+            self.retried += 1
+            self.sleep(self.pauses[attempt])
+            waited += self.pauses[attempt]
+            found = self._landed(desired, operation)
+            if found is not None:
+                return found
+        raise AssertionError("unreachable")
 
-    def delete(self, uuid):
-        return self.call("DELETE", "/device_profiles/%s" % uuid, ok=(204, 200))
+    def _landed(self, desired, operation):
+        """The profile when a create whose answer was lost did land (same name and groups), else None; a
+        profile of that name with other groups (made meanwhile by someone else) is a conflict."""
+        found = self.profile(desired["name"])
+        if found is None:
+            return None
+        if differences(found, desired, compare_description=desired.get("description") is not None):
+            raise CyborgHTTPError("POST", "/device_profiles", 409, json.dumps({"error_message": json.dumps({
+                "faultstring": "after a create whose answer was lost, a profile named %s is there with other "
+                               "groups or description than this run's" % desired["name"]})}), operation)
+        return found
+
+    def delete(self, uuid, name=None):
+        """DELETE the profile; 404 (gone already, or a repeat after a lost answer) is success."""
+        return self.call("DELETE", "/device_profiles/%s" % uuid, ok=(204, 200, 404),
+                         operation="delete device profile %s" % (name or uuid))
 
     def arqs_using(self, name):
-        arqs = (self.call("GET", "/accelerator_requests") or {}).get("arqs") or []
+        arqs = (self.call("GET", "/accelerator_requests", operation="list accelerator requests (ARQs)")
+                or {}).get("arqs") or []
         return [a for a in arqs if a.get("device_profile_name") == name]
 
 
 def explain(error, action):
-    """A message for a Cyborg error, with what it most likely means."""
+    """A message for a Cyborg error: the service, the operation, what Cyborg said and what it most likely means.
+    ``action`` says what the module was doing (e.g. "device profile gzip")."""
     hint = ""
     if error.status == 403:
-        hint = (" - the identity in use may not do this: Cyborg's policy lets only admins create and delete device "
-                "profiles (cyborg:device_profile:create / delete); use credentials with the admin role")
+        hint = (" - %s: Cyborg's policy lets only admins create and delete device profiles "
+                "(cyborg:device_profile:create / delete)" % permission_hint("Cyborg", 403))
     elif error.status == 401:
-        hint = " - the credentials were not accepted"
+        hint = " - the credentials were not accepted: %s" % permission_hint("Cyborg", 401)
     elif error.status == 409:
         hint = " - a profile with that name exists already (created meanwhile by someone else?)"
     elif error.status == 500 and "FOREIGN KEY" in error.fault.upper():
         hint = " - accelerator requests still use the profile"
-    return "%s: Cyborg answered HTTP %s: %s%s" % (action, error.status, error.fault, hint)
+    op = " (%s %s, to %s)" % (error.method, error.path, error.operation) if error.operation else ""
+    return "%s: Cyborg answered HTTP %s%s: %s%s" % (action, error.status, op, error.fault, hint)
 
 
 # -- satisfiability ---------------------------------------------------------------------------------------------

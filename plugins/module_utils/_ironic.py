@@ -30,6 +30,8 @@ import time
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)
 
 MICROVERSION = "1.37"          # node traits arrived in 1.37
 MAX_TRAITS = 50                # ironic.db.sqlalchemy.api.MAX_TRAITS_PER_NODE
@@ -54,9 +56,12 @@ class IronicInputError(ValueError):
 
 
 class IronicHTTPError(Exception):
-    def __init__(self, method, path, status, fault):
+    def __init__(self, method, path, status, fault, operation=None):
         self.method, self.path, self.status, self.fault = method, path, status, fault
-        Exception.__init__(self, "%s %s: HTTP %s: %s" % (method, path, status, fault))
+        self.operation = operation
+        hint = permission_hint("Ironic", status) if status in (401, 403) else ""
+        Exception.__init__(self, "%s%s %s: HTTP %s: %s%s" % ("%s: " % operation if operation else "", method, path,
+                                                           status, fault, " - %s" % hint if hint else ""))
 
     @property
     def locked(self):
@@ -305,29 +310,43 @@ def _fault(text):
     return (text or "").strip()[:500]
 
 
-class Client(object):
-    """Plain requests over the baremetal proxy (its endpoint and auth), the SDK's retries off."""
+class Client(ServiceClient):
+    """Plain requests over the baremetal proxy (its endpoint and auth), the SDK's retries off.
 
-    def __init__(self, adapter, lock_retries=3, lock_delay=2.0, sleep=time.sleep):
-        self.adapter = adapter
+    Every request this module sends is safe to repeat (GET; PUT of one trait; DELETE of one trait, where 404
+    is fine; a JSON patch that sets ``properties.accelerators`` to a whole value), so one that got no answer
+    (connection refused or dropped, timeout, version discovery failed) or a 5xx is repeated up to
+    ``retries`` times with growing pauses, then the run fails with :class:`ServiceUnavailable`. A node locked
+    by a conductor (HTTP 409) is retried ``lock_retries`` times, ``lock_delay`` seconds apart.
+    """
+
+    service = "Ironic"
+    microversion = MICROVERSION
+
+    def __init__(self, adapter, lock_retries=3, lock_delay=2.0, sleep=time.sleep, retries=REQUEST_RETRIES,
+                 retry_delay=REQUEST_RETRY_DELAY):
+        ServiceClient.__init__(self, adapter, retries=retries, retry_delay=retry_delay, sleep=sleep)
         self.lock_retries = lock_retries
         self.lock_delay = lock_delay
-        self.sleep = sleep
-        self.requests = {"reads": 0, "writes": 0, "lock_retries": 0}
+        self.requests = {"reads": 0, "writes": 0, "lock_retries": 0, "retried": 0}
 
-    def call(self, method, path, body=None, ok=(200,)):
+    def count(self, method):
+        self.requests["reads" if method == "GET" else "writes"] += 1
+
+    def fault(self, resp):
+        return _fault(resp.text)
+
+    def call(self, method, path, body=None, ok=(200,), operation=None):
         attempt = 0
+        extra = {"retriable_status_codes": [], "status_code_retries": 0}
         while True:
-            kwargs = {"headers": {"Accept": "application/json"}, "microversion": MICROVERSION,
-                      "raise_exc": False, "retriable_status_codes": [], "status_code_retries": 0}
-            if body is not None:
-                kwargs["json"] = body
-            resp = self.adapter.request(path, method, **kwargs)
-            self.requests["reads" if method == "GET" else "writes"] += 1
-            if resp.status_code in ok:
+            retried = self.retried
+            status, resp = self.send(method, path, body, operation=operation, extra=extra)
+            self.requests["retried"] += self.retried - retried
+            if status in ok:
                 text = resp.text
                 return json.loads(text) if text and text.strip() else None
-            err = IronicHTTPError(method, path, resp.status_code, _fault(resp.text))
+            err = IronicHTTPError(method, path, status, _fault(resp.text), operation)
             if err.locked and attempt < self.lock_retries:
                 attempt += 1
                 self.requests["lock_retries"] += 1
@@ -339,7 +358,7 @@ class Client(object):
 def get_node(client, ident):
     path = "/nodes/%s" % ident
     try:
-        return client.call("GET", path)
+        return client.call("GET", path, operation="read node %s" % ident)
     except IronicHTTPError as e:
         if e.status == 404:
             raise IronicInputError("node: no Ironic node named or with uuid %r" % ident)
@@ -358,14 +377,17 @@ def converge(client, ident, desired_traits, accelerators, state="present", check
             # Removals first: the count never goes over Ironic's limit on the way.
             for t in p["remove"]:
                 try:
-                    client.call("DELETE", "/nodes/%s/traits/%s" % (uuid, t), ok=(204,))
+                    client.call("DELETE", "/nodes/%s/traits/%s" % (uuid, t), ok=(204,),
+                                operation="remove trait %s from node %s" % (t, name or uuid))
                 except IronicHTTPError as e:
                     if e.status != 404:   # someone removed it meanwhile: the goal is reached
                         raise
             for t in p["add"]:
-                client.call("PUT", "/nodes/%s/traits/%s" % (uuid, t), ok=(204,))
+                client.call("PUT", "/nodes/%s/traits/%s" % (uuid, t), ok=(204,),
+                            operation="add trait %s to node %s" % (t, name or uuid))
             if p["properties_patch"]:
-                client.call("PATCH", "/nodes/%s" % uuid, p["properties_patch"])
+                client.call("PATCH", "/nodes/%s" % uuid, p["properties_patch"],
+                            operation="set properties.accelerators of node %s" % (name or uuid))
         except IronicHTTPError as e:
             if e.locked:
                 raise IronicInputError(

@@ -11,6 +11,7 @@ These modules run on the controller (openstacksdk is not needed on managed hosts
 from __future__ import annotations
 
 import re
+import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
@@ -23,6 +24,15 @@ try:
 except ImportError:
     HAS_SDK = False
     SDK_IMPORT_ERROR = traceback.format_exc()
+
+try:  # keystoneauth (openstacksdk's HTTP layer): the errors that mean "no answer came back"
+    from keystoneauth1 import exceptions as _ksa_exc
+    NO_ANSWER_ERRORS = (_ksa_exc.ConnectFailure, _ksa_exc.ConnectTimeout, _ksa_exc.UnknownConnectionError,
+                        _ksa_exc.DiscoveryFailure)
+    _NOT_TRANSIENT = (_ksa_exc.SSLError,)
+except ImportError:  # pragma: no cover
+    NO_ANSWER_ERRORS = ()
+    _NOT_TRANSIENT = ()
 
 # The option names and aliases are openstack.cloud's, so module_defaults written for that collection work
 # here too. Documented once in plugins/doc_fragments/_openstack.py; keep the two in step.
@@ -95,6 +105,165 @@ def sdk_error_message(error):
     if request_id:
         msg += " (request id %s)" % request_id
     return msg
+
+
+# -- bounded retries and clear failures for service clients (Cyborg, Ironic; Placement has its own) ----------
+# A request that got no answer (connection refused or dropped, timed out, version discovery failed) or an HTTP
+# 5xx is repeated up to REQUEST_RETRIES times, pauses starting at REQUEST_RETRY_DELAY and doubling (at most
+# RETRY_DELAY_CAP each): 0.5 + 1 + 2 + 4 = 7.5 s of waiting by default.
+REQUEST_RETRIES = 4
+REQUEST_RETRY_DELAY = 0.5
+RETRY_DELAY_CAP = 8.0
+TRANSIENT_STATUS = (500, 502, 503, 504)
+# A request with no answer for this long is given up (and retried) when the connection sets no api_timeout.
+REQUEST_TIMEOUT = 60.0
+# The module options that set the retries, for argument_spec (documented in each module).
+RETRY_ARGUMENT_SPEC = dict(
+    request_retries=dict(type="int", default=REQUEST_RETRIES),
+    request_retry_delay=dict(type="float", default=REQUEST_RETRY_DELAY),
+)
+
+
+def check_retry_options(retries, delay):
+    """request_retries and request_retry_delay: bounded, so a run always ends. ValueError naming the option."""
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 20:
+        raise ValueError("request_retries: must be a whole number between 0 and 20, got %r" % (retries,))
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 60:  # NaN is refused
+        raise ValueError("request_retry_delay: must be a number of seconds between 0 and 60, got %r" % (delay,))
+
+
+def retry_delays(retries, delay):
+    """The pauses between attempts: ``delay`` doubled each time, at most RETRY_DELAY_CAP each."""
+    return [min(delay * (2 ** i), RETRY_DELAY_CAP) for i in range(max(retries, 0))]
+
+
+def no_answer_cause(error):
+    """A one-line cause when ``error`` means that no answer came back (else None)."""
+    if NO_ANSWER_ERRORS and isinstance(error, NO_ANSWER_ERRORS) and not isinstance(error, _NOT_TRANSIENT):
+        text = " ".join(str(error).split())
+        return "no answer: %s: %s" % (type(error).__name__, text[:300])
+    return None
+
+
+class ServiceUnavailable(Exception):
+    """A service gave no answer (or kept answering 5xx) to a request, after the bounded retries. The message
+    names the service, the operation, the request, the cause, the attempts and what to do."""
+
+    def __init__(self, service, operation, method, path, cause, attempts, waited):
+        self.service, self.operation, self.method, self.path = service, operation, method, path
+        self.cause, self.attempts, self.waited = cause, attempts, waited
+        Exception.__init__(self, "%s: %s failed: %s %s: %s (%d attempt%s, %.1f s of retries); check that %s is "
+                                 "running and reachable (request_retries and request_retry_delay wait longer), "
+                                 "then run again: the run is safe to repeat"
+                           % (service, operation, method, path, cause, attempts, "" if attempts == 1 else "s",
+                              waited, service))
+
+
+def permission_hint(service, status, role="admin"):
+    """What an HTTP 401 or 403 from ``service`` means and what to do (empty for other statuses)."""
+    if status == 401:
+        return ("authentication failed (HTTP 401): %s did not accept the credentials; check auth (token, "
+                "password, application credential) and auth_type" % service)
+    if status == 403:
+        return ("permission denied (HTTP 403): the identity in use lacks the role %s requires for this; use "
+                "credentials with the %s role" % (service, role))
+    return ""
+
+
+def service_proxy(get, service, retries=REQUEST_RETRIES, delay=REQUEST_RETRY_DELAY, sleep=time.sleep):
+    """``get()`` (e.g. ``lambda: conn.accelerator``: building an SDK proxy runs the service's version discovery,
+    ``GET /``), repeated like a request when no answer came back; :class:`ServiceUnavailable` after the bounded
+    retries. Other errors are raised as they are."""
+    pauses = retry_delays(retries, delay)
+    waited = 0.0
+    for attempt in range(len(pauses) + 1):
+        try:
+            return get()
+        except Exception as e:  # pylint: disable=broad-except
+            cause = no_answer_cause(e)
+            if cause is None:
+                raise
+            if attempt == len(pauses):
+                raise ServiceUnavailable(service, "version discovery", "GET", "/", cause, attempt + 1, waited)
+            sleep(pauses[attempt])
+            waited += pauses[attempt]
+    raise AssertionError("unreachable")
+
+
+class ServiceClient(object):
+    """Requests to one service over an openstacksdk proxy (a keystoneauth adapter), counted, with bounded
+    retries of what is safe to repeat. Subclasses set ``service`` and ``microversion``.
+
+    :meth:`send` returns ``(status, response)`` of the first answer that is not a 5xx. A request that got no
+    answer or a 5xx is repeated (when ``retry``); after the last attempt it raises :class:`ServiceUnavailable`.
+    """
+
+    service = "OpenStack"
+    microversion = None
+
+    def __init__(self, adapter, retries=REQUEST_RETRIES, retry_delay=REQUEST_RETRY_DELAY, sleep=time.sleep):
+        self.adapter = adapter
+        self.pauses = retry_delays(retries, retry_delay)
+        self.sleep = sleep
+        self.requests = 0
+        self.retried = 0
+        self.log = []
+        session = getattr(adapter, "session", None)
+        self.timeout = None if getattr(session, "timeout", None) else REQUEST_TIMEOUT
+
+    def count(self, method):
+        """Count one request (subclasses may count reads and writes apart)."""
+        self.requests += 1
+
+    def fault(self, resp):
+        """The service's error message in ``resp`` (subclasses decode their error bodies)."""
+        return " ".join((getattr(resp, "text", "") or "").split())[:300] or "no details"
+
+    def send_once(self, method, path, body=None, extra=None):
+        """One attempt: ``(status, response)``, or ``(None, cause)`` when no answer came back."""
+        self.count(method)
+        kwargs = {"raise_exc": False, "connect_retries": 0, "headers": {"Accept": "application/json"}}
+        if self.microversion:
+            kwargs["microversion"] = self.microversion
+        if self.timeout:
+            kwargs["timeout"] = self.timeout
+        if body is not None:
+            kwargs["json"] = body
+        kwargs.update(extra or {})
+        try:
+            resp = self.adapter.request(path, method, **kwargs)
+        except Exception as e:  # pylint: disable=broad-except
+            cause = no_answer_cause(e)
+            if cause is None:
+                raise
+            self.log.append("%s %s no-answer" % (method, path))
+            return None, cause
+        self.log.append("%s %s %s" % (method, path, resp.status_code))
+        return resp.status_code, resp
+
+    def is_transient(self, status, resp):
+        """Whether an answer means "try again" (default: any of TRANSIENT_STATUS)."""
+        return status in TRANSIENT_STATUS
+
+    def unavailable(self, operation, method, path, status, resp, attempts, waited):
+        cause = resp if status is None else "HTTP %s: %s" % (status, self.fault(resp))
+        return ServiceUnavailable(self.service, operation, method, path, cause, attempts, waited)
+
+    def send(self, method, path, body=None, operation=None, retry=True, extra=None):
+        """One request with bounded retries (``retry``: only for requests that are safe to repeat)."""
+        pauses = self.pauses if retry else []
+        waited = 0.0
+        operation = operation or "%s %s" % (method, path)
+        for attempt in range(len(pauses) + 1):
+            status, resp = self.send_once(method, path, body, extra)
+            if status is not None and not self.is_transient(status, resp):
+                return status, resp
+            if attempt == len(pauses):
+                raise self.unavailable(operation, method, path, status, resp, attempt + 1, waited)
+            self.retried += 1
+            self.sleep(pauses[attempt])
+            waited += pauses[attempt]
+        raise AssertionError("unreachable")
 
 
 SECRET_KEY_RE = re.compile(r"(password|secret|token|passphrase|private_key|key_?pass)", re.I)
@@ -170,6 +339,8 @@ class OpenStackModule(object):
         """Run the module; SDK errors anywhere in :meth:`run` become a failure message."""
         try:
             self.run()
+        except ServiceUnavailable as e:
+            self.ansible.fail_json(msg=str(e))
         except Exception as e:  # pylint: disable=broad-except
             if HAS_SDK and isinstance(e, sdk_exceptions.SDKException):
                 self.fail_sdk(e, "OpenStack request failed")

@@ -115,6 +115,22 @@ options:
       - Seconds between those retries.
     type: float
     default: 2.0
+  request_retries:
+    description:
+      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
+        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
+        run fails with a message that names Ironic, the operation and the cause.
+      - Every request of this module is safe to repeat (a trait is added or removed by name, a removal repeated
+        after a lost answer accepts HTTP 404, C(properties.accelerators) is set to a whole value). V(0) fails at
+        the first such error.
+      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
+    type: int
+    default: 4
+  request_retry_delay:
+    description:
+      - The first pause between retries, in seconds (see O(request_retries)).
+    type: float
+    default: 0.5
 notes:
   - Needs Ironic API 1.37 or later (node traits); the module sends 1.37.
   - Nova copies a node's traits onto its resource provider; a changed trait reaches the scheduler at
@@ -227,12 +243,14 @@ problems:
   type: list
   elements: str
 requests:
-  description: Requests sent to Ironic (C(reads), C(writes)) and retries of locked-node writes (C(lock_retries)).
+  description: Requests sent to Ironic (C(reads), C(writes)), retries of locked-node writes (C(lock_retries)) and
+    of requests that got no answer or an HTTP 5xx (C(retried)).
   returned: always
   type: dict
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable, check_retry_options, service_proxy)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _ironic as I
 
 
@@ -250,6 +268,7 @@ class BaremetalNodeAcceleratorsModule(OpenStackModule):
         hardware_traits=dict(type="bool", default=True),
         lock_retries=dict(type="int", default=3),
         lock_delay=dict(type="float", default=2.0),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -280,17 +299,25 @@ class BaremetalNodeAcceleratorsModule(OpenStackModule):
             self.ansible.fail_json(msg="lock_retries and lock_delay: must be 0 or more, got %s and %s"
                                        % (p["lock_retries"], p["lock_delay"]))
         try:
+            check_retry_options(p["request_retries"], p["request_retry_delay"])
+        except ValueError as e:
+            self.ansible.fail_json(msg=str(e))
+        try:
             if p["state"] == "present":
                 traits, accelerators, detail, problems = self.desired()
             else:
                 traits, accelerators, detail, problems = [], None, {}, []
-            client = I.Client(self.conn.baremetal, lock_retries=p["lock_retries"], lock_delay=p["lock_delay"])
+            adapter = service_proxy(lambda: self.conn.baremetal, "Ironic", p["request_retries"], p["request_retry_delay"])
+            client = I.Client(adapter, lock_retries=p["lock_retries"], lock_delay=p["lock_delay"],
+                              retries=p["request_retries"], retry_delay=p["request_retry_delay"])
             result = I.converge(client, p["node"], traits, accelerators, state=p["state"],
                                 check_mode=self.ansible.check_mode)
         except I.IronicInputError as e:
             self.ansible.fail_json(msg=str(e))
         except I.IronicHTTPError as e:
             self.ansible.fail_json(msg="Ironic refused a request for node %s: %s" % (p["node"], e))
+        except ServiceUnavailable as e:
+            self.ansible.fail_json(msg="%s (node %s)" % (e, p["node"]))
         for problem in problems:
             self.ansible.warn(problem)
         diff = result.pop("diff")

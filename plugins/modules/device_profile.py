@@ -77,6 +77,22 @@ options:
       - Refused while accelerator requests use the profile; they are named in the failure.
     type: bool
     default: false
+  request_retries:
+    description:
+      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
+        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
+        run fails with a message that names Cyborg, the operation and the cause.
+      - Only what is safe to repeat is repeated. A create whose answer was lost is looked up by name before it is
+        sent again, so a profile is never duplicated; a delete repeated after a lost answer accepts HTTP 404.
+        V(0) fails at the first such error.
+      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
+    type: int
+    default: 4
+  request_retry_delay:
+    description:
+      - The first pause between retries, in seconds (see O(request_retries)).
+    type: float
+    default: 0.5
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:
@@ -165,7 +181,8 @@ requests:
   type: int
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable, check_retry_options, service_proxy)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _cyborg as C
 
 
@@ -176,6 +193,7 @@ class DeviceProfileModule(OpenStackModule):
         groups=dict(type="list", elements="raw"),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         replace=dict(type="bool", default=False),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True, required_if=[("state", "present", ("groups",))])
 
@@ -186,12 +204,15 @@ class DeviceProfileModule(OpenStackModule):
         p = self.params
         desired = None
         try:
+            check_retry_options(p["request_retries"], p["request_retry_delay"])
             C.check_name(p["name"])
             if p["state"] == "present":
                 desired = C.desired_profile(p["name"], p["description"], p["groups"])
-        except C.CyborgInputError as e:
+        except ValueError as e:   # CyborgInputError included
             self.fail(str(e))
-        client = C.Client(self.conn.accelerator)
+        retries = dict(retries=p["request_retries"], delay=p["request_retry_delay"])
+        client = C.Client(service_proxy(lambda: self.conn.accelerator, "Cyborg", **retries),
+                          retries=p["request_retries"], retry_delay=p["request_retry_delay"])
         check = self.ansible.check_mode
         result = {"changed": False, "differences": [], "profile": None}
         try:
@@ -204,7 +225,7 @@ class DeviceProfileModule(OpenStackModule):
                 else:
                     self._refuse_if_used(client, current, "delete")
                     if not check:
-                        client.delete(current["uuid"])
+                        client.delete(current["uuid"], current["name"])
                     result.update(changed=True, action="deleted")
             elif current is None:
                 created = desired if check else client.create(desired)
@@ -228,16 +249,21 @@ class DeviceProfileModule(OpenStackModule):
                     if check:
                         created = dict(desired)
                     else:
-                        client.delete(current["uuid"])
+                        client.delete(current["uuid"], current["name"])
+                        gone = ("device profile %s was deleted to be replaced, but creating it again failed (it is now "
+                                "absent; run again to create it)" % p["name"])
                         try:
                             created = client.create(desired)
                         except C.CyborgHTTPError as e:
-                            self.fail(C.explain(e, "device profile %s was deleted to be replaced, but creating it "
-                                                   "again failed (it is now absent)" % p["name"]), client)
+                            self.fail(C.explain(e, gone), client)
+                        except ServiceUnavailable as e:
+                            self.fail("%s: %s" % (gone, e), client)
                     result.update(changed=True, action="replaced", profile=C.public(created))
                     after = C.canonical(desired)
         except C.CyborgHTTPError as e:
             self.fail(C.explain(e, "device profile %s" % p["name"]), client)
+        except ServiceUnavailable as e:
+            self.fail(str(e), client)
         result["requests"] = client.requests
         if self.ansible._diff:
             result["diff"] = {"before": before or {}, "after": after or {}}

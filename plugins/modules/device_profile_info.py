@@ -50,6 +50,21 @@ options:
       - The most candidates Placement should return per profile (its C(limit) parameter); the count is then
         at most this.
     type: int
+  request_retries:
+    description:
+      - How many times a request (to Cyborg, or to Placement with O(check_candidates)) that got no answer
+        (connection refused or dropped, timeout) or an HTTP 5xx is repeated, with pauses of O(request_retry_delay)
+        seconds doubled each time (at most 8 s each), before the run fails with a message that names the service,
+        the operation and the cause. Every request of this module is a read, safe to repeat. V(0) fails at the
+        first such error.
+      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
+    type: int
+    default: 4
+  request_retry_delay:
+    description:
+      - The first pause between retries, in seconds (see O(request_retries)).
+    type: float
+    default: 0.5
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:
@@ -123,7 +138,8 @@ requests:
   type: int
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable, check_retry_options, service_proxy)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _cyborg as C
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
@@ -133,6 +149,7 @@ class DeviceProfileInfoModule(OpenStackModule):
         names=dict(type="list", elements="str", aliases=["name"]),
         check_candidates=dict(type="bool", default=False),
         candidate_limit=dict(type="int"),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -140,7 +157,13 @@ class DeviceProfileInfoModule(OpenStackModule):
         p = self.params
         if p["candidate_limit"] is not None and p["candidate_limit"] < 1:
             self.ansible.fail_json(msg="candidate_limit: must be at least 1, got %d" % p["candidate_limit"])
-        client = C.Client(self.conn.accelerator)
+        try:
+            check_retry_options(p["request_retries"], p["request_retry_delay"])
+        except ValueError as e:
+            self.ansible.fail_json(msg=str(e))
+        retries = dict(retries=p["request_retries"], retry_delay=p["request_retry_delay"])
+        client = C.Client(service_proxy(lambda: self.conn.accelerator, "Cyborg", p["request_retries"],
+                                        p["request_retry_delay"]), **retries)
         missing = []
         try:
             if p["names"]:
@@ -155,21 +178,26 @@ class DeviceProfileInfoModule(OpenStackModule):
                 profiles = client.profiles()
         except C.CyborgHTTPError as e:
             self.ansible.fail_json(msg=C.explain(e, "reading device profiles"), requests=client.requests)
+        except ServiceUnavailable as e:
+            self.ansible.fail_json(msg=str(e), requests=client.requests)
         out = sorted((C.public(x) for x in profiles), key=lambda x: x["name"] or "")
         unsatisfiable = []
         placement_requests = 0
         if p["check_candidates"] and out:
-            placement = P.Client(self.conn.placement, read_only=True)
+            placement = None
             try:
+                adapter = service_proxy(lambda: self.conn.placement, "Placement", p["request_retries"],
+                                        p["request_retry_delay"])
+                placement = P.Client(adapter, read_only=True, **retries)
                 names = dict((x["uuid"], x["name"]) for x in placement.get("/resource_providers")["resource_providers"])
                 for prof in out:
                     prof["candidates"] = self._candidates(placement, prof, names)
                     prof["satisfiable"] = prof["candidates"]["count"] > 0
                     if not prof["satisfiable"]:
                         unsatisfiable.append(prof["name"])
-            except (P.PlacementHTTPError, P.PlacementConnectionError) as e:
+            except (P.PlacementHTTPError, P.PlacementConnectionError, ServiceUnavailable) as e:
                 self.ansible.fail_json(msg="asking Placement for allocation candidates: %s" % e,
-                                       requests=client.requests + placement.requests)
+                                       requests=client.requests + (placement.requests if placement else 0))
             placement_requests = placement.requests
         self.ansible.exit_json(changed=False, profiles=out, unsatisfiable=unsatisfiable, missing=missing,
                                requests=client.requests + placement_requests)

@@ -262,7 +262,7 @@ def test_converge_writes_removals_first_then_additions_then_properties():
     assert [c[0] for c in api.calls] == ["GET", "DELETE", "PUT", "PUT", "PATCH"]
     assert sorted(api.node["traits"]) == r["traits"]
     assert api.node["properties"] == {"cpus": 2, "accelerators": ACC}
-    assert r["requests"] == {"reads": 1, "writes": 4, "lock_retries": 0}
+    assert r["requests"] == {"reads": 1, "writes": 4, "lock_retries": 0, "retried": 0}
     again = I.converge(I.Client(api), "u-1", ["CUSTOM_FUNCTION_GZIP"], ACC)
     assert not again["changed"] and again["requests"]["writes"] == 0
 

@@ -46,7 +46,7 @@ class FakeCyborg(object):
         self.forbid_writes = False
         self.fail_create = False
 
-    def request(self, path, method, microversion=None, raise_exc=True, headers=None, json=None):  # noqa: A002
+    def request(self, path, method, microversion=None, raise_exc=True, headers=None, json=None, **kwargs):  # noqa: A002
         self.sent.append((method, path, json))
         if path.startswith("/device_profiles") and method == "GET":
             name = path.split("?name=")[1] if "?name=" in path else None

@@ -535,12 +535,18 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
         plan.add("load %s (%s) onto %s with %s" % (os.path.basename(bitstream["resolved"]), dashed(want), label,
                                                    os.path.basename(tool_path or target.tool)),
                  action, undo, target=label, before=dashed(current) if current else None, after=dashed(want))
+        # A read changes nothing: its undo is empty (None would report it as an irreversible change still in
+        # effect after a later step failed and everything else was rolled back).
         plan.add("read the function back from %s" % (target.function_path,),
-                 lambda: verify(sysfs, target, want), None)
+                 lambda: verify(sysfs, target, want), _nothing)
     if persist is not None:
         for desc, action, undo, path, before, after in persist.steps():
             plan.add(desc, action, undo, target=path, before=before, after=after)
     return plan
+
+
+def _nothing():
+    return None
 
 
 # -- boot persistence ------------------------------------------------------------------------------------
@@ -670,19 +676,25 @@ class BootUnit(object):
         p = self.paths["bitstream"]
         _makedirs(os.path.dirname(p), 0o700)
         tmp = p + ".tmp"
-        shutil.copyfile(self.bitstream["staged"], tmp)
-        os.chmod(tmp, 0o400)
-        os.rename(tmp, p)
+        try:
+            shutil.copyfile(self.bitstream["staged"], tmp)
+            os.chmod(tmp, 0o400)
+            os.rename(tmp, p)
+        finally:
+            _discard(tmp)
 
     def _writer(self, key, content):
         def write():
             p = self.paths[key]
             _makedirs(os.path.dirname(p), 0o755 if key == "unit" else 0o700)
             tmp = p + ".tmp"
-            with open(tmp, "w") as f:
-                f.write(content)
-            os.chmod(tmp, 0o644 if key == "unit" else 0o700)
-            os.rename(tmp, p)
+            try:
+                with open(tmp, "w") as f:
+                    f.write(content)
+                os.chmod(tmp, 0o644 if key == "unit" else 0o700)
+                os.rename(tmp, p)
+            finally:
+                _discard(tmp)
         return write
 
     def _linker(self, link):
@@ -713,6 +725,15 @@ class BootUnit(object):
             else:
                 self._writer(key, before)()
         return restore
+
+
+def _discard(path):
+    """Remove a temporary file a failed write left behind (nothing after a rename)."""
+    try:
+        if os.path.lexists(path):
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _same_file(path, sha256):

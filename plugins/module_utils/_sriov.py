@@ -98,6 +98,10 @@ class HostOps(object):
                 return p
         return None
 
+    def can_run(self):
+        """Whether tools can be run (a command runner was given)."""
+        return self._run is not None
+
     def run_tool(self, name, args, check=True):
         """Run a tool. Returns (rc, out, err); with ``check`` a non-zero exit, a missing tool or a timeout raise
         :class:`ProgrammingError` naming the command and the cause."""
@@ -356,8 +360,9 @@ def _bind_steps(ops, plan, vf_addr, vf_index, cur_driver, cur_override, new_vf, 
                  before="unbound", after="driver %s" % driver)
 
 
-def _restore_vfs(ops, base, old, old_vfs):
-    """Undo of removing a PF's VFs: the old count, then each VF's old override and driver (best effort)."""
+def _restore_vfs(ops, base, old, old_vfs, netdev=None, old_settings=None):
+    """Undo of removing a PF's VFs: the old count, then each VF's old override and driver, then the MAC, VLAN and
+    trust the VFs had (the kernel forgets them with the VFs; ``old_settings`` as :func:`parse_ip_vfinfo` gives)."""
     sysfs = ops.sysfs
 
     def restore():
@@ -372,7 +377,35 @@ def _restore_vfs(ops, base, old, old_vfs):
                 if now:
                     ops.write("%s/%s/unbind" % (DRIVERS, now), vf["address"])
                 ops.write("/sys/bus/pci/drivers_probe", vf["address"])
+        for idx in sorted(old_settings or {}):
+            for key, value in _non_default(old_settings[idx]):
+                ops.run_tool("ip", ip_vf_command("ip", netdev, idx, key, value)[1:])
     return restore
+
+
+def _non_default(setting):
+    """The (key, value) pairs of one VF's settings that differ from what a new VF has."""
+    out = []
+    mac = setting.get("mac")
+    if mac and mac != "00:00:00:00:00:00":
+        out.append(("mac", mac))
+    if setting.get("vlan"):
+        out.append(("vlan", setting["vlan"]))
+    if setting.get("trust"):
+        out.append(("trust", True))
+    return out
+
+
+def _current_vf_settings(ops, pf):
+    """MAC/VLAN/trust of a PF's VFs that are not a new VF's defaults ({} when the PF has no netdev or no ip)."""
+    if not pf["netdev"] or not pf["numvfs"] or not ops.can_run() or ops.find_tool("ip") is None:
+        return {}
+    _rc, out, _err = ops.run_tool("ip", ["-d", "-j", "link", "show", "dev", pf["netdev"]])
+    try:
+        current = parse_ip_vfinfo(out)
+    except (ValueError, TypeError, AttributeError) as e:
+        raise ProgrammingError("%s: cannot parse the output of ip -d -j link show dev %s: %s" % (pf["address"], pf["netdev"], e))
+    return dict((i, s) for i, s in current.items() if _non_default(s))
 
 
 def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
@@ -406,9 +439,16 @@ def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
     base = "%s/%s" % (DEVICES, addr)
     if count_change:
         if pf["numvfs"]:
-            restore = _restore_vfs(ops, base, pf["numvfs"], pf["vfs"])
+            # The VFs' MAC/VLAN/trust go with them: read right before the removal, put back by its undo.
+            kept = {}
+            remove = ops.writer(base + "/sriov_numvfs", "0", "set sriov_numvfs", addr, pf["numvfs"], 0)
+
+            def remove_vfs():
+                kept.update(_current_vf_settings(ops, pf))
+                remove()
+            restore = _restore_vfs(ops, base, pf["numvfs"], pf["vfs"], pf["netdev"], kept)
             plan.add("remove the %d VFs of %s (sriov_numvfs %d -> 0)" % (pf["numvfs"], addr, pf["numvfs"]),
-                     ops.writer(base + "/sriov_numvfs", "0", "set sriov_numvfs", addr, pf["numvfs"], 0), restore,
+                     remove_vfs, restore,
                      target=addr, before="sriov_numvfs %d" % pf["numvfs"], after="sriov_numvfs 0")
         if n:
             plan.add("create %d VFs on %s (sriov_numvfs 0 -> %d)" % (n, addr, n),
@@ -471,9 +511,18 @@ def _ip_steps(ops, plan, pf, vf_list, settings, count_change, force):
             undo_argv = ip_vf_command("ip", pf["netdev"], idx, key, old)[1:] if old is not None else None
 
             act = _ip_action(ops, argv, "set vf %s" % key, "%s vf %d" % (pf["address"], idx), old, want)
-            undo = _ip_action(ops, undo_argv) if undo_argv else None
+            if count_change:
+                # A VF this plan creates: undoing its creation (an earlier step, undone later) removes the VF and
+                # every setting with it, so there is nothing to undo here, and nothing stays in effect.
+                undo = _nothing
+            else:
+                undo = _ip_action(ops, undo_argv) if undo_argv else None
             plan.add("set %s of VF %d on %s to %s" % (key, idx, pf["netdev"], want), act, undo,
                      target="%s vf %d" % (pf["address"], idx), before="%s %s" % (key, old), after="%s %s" % (key, want))
+
+
+def _nothing():
+    return None
 
 
 def _ip_action(ops, argv, action=None, device=None, old=None, new=None):

@@ -220,6 +220,36 @@ def _public(cards):
     return [dict((k, v) for k, v in c.items() if not k.startswith("_")) for c in cards]
 
 
+def _undo_first_plan(plan, failed):
+    """The boot files of a card whose vendor type id was learnt while running come from a second plan; when that
+    plan fails (it has rolled back its own steps), the first plan's steps are undone too, in reverse order, so the
+    result describes the whole run. Returns the PlanFailed to raise."""
+    r = failed.result
+    r["steps"] = plan.describe() + r["steps"]
+    r["applied"] = [s.description for s in plan.steps] + r["applied"]
+    for step in reversed(plan.steps):
+        if step.undo is None:
+            r["rollback_failed"].append({"step": step.description, "error": "irreversible step"})
+            continue
+        try:
+            step.undo()
+        except Exception as e:  # pylint: disable=broad-except
+            r["rollback_failed"].append({"step": step.description, "error": str(e)})
+            continue
+        r["rolled_back"].append(step.description)
+    still = [s.description for s in plan.steps if s.description not in r["rolled_back"]] + r.get("still_applied", [])
+    r["still_applied"] = still
+    r["state"] = "partial" if still else "unchanged"
+    msg = "%s failed: %s" % (r["failed_step"], r["error"])
+    if r["rolled_back"]:
+        msg += "; rolled back: %s" % "; ".join(r["rolled_back"])
+    if still:
+        msg += "; STILL IN EFFECT (roll back by hand or rerun): %s" % "; ".join(still)
+    else:
+        msg += "; the host is as it was before this run"
+    return PlanFailed(msg, r)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=host_argument_spec(
@@ -259,7 +289,10 @@ def main():
         if not module.check_mode:
             more = finish_vendor_persistence(ops, files, cards, "vgpu", desired, module.check_mode)
             if more:
-                extra = execute(more)
+                try:
+                    extra = execute(more)
+                except PlanFailed as e:
+                    raise _undo_first_plan(plan, e)
                 for k in ("steps", "applied"):
                     result[k] = result[k] + extra[k]
                 result["changed"] = True

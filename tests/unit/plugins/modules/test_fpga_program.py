@@ -448,3 +448,22 @@ def test_fuse_alveo(fuse_lab, tmp_path):
     assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
     assert h.state()["alveo"][ALVEO["mgmt"]]["xclbin_uuid"].replace("-", "") == XCLBIN_A.replace("-", "")
     assert not run(args).result["changed"]
+
+
+@pytest.mark.parametrize("path", ["*/etc/systemd/system/*", "*/var/lib/accelops/fpga/*.sh.tmp"], ids=["unit", "script"])
+def test_fuse_boot_file_failure_rolls_back_cleanly(fuse_lab, tmp_path, path):
+    """Regression (host-fault sweep): with rollback_bitstream, a boot file that cannot be written undoes the load and
+    reports the host unchanged (the read-back step was counted as an irreversible change still in effect), and
+    leaves no temporary file behind."""
+    h = fuse_lab(DFL["lab"])
+    a, asha = gbs(tmp_path, DFL)
+    b, bsha = gbs(tmp_path, DFL, afu_id=AFU_B, name="b.gbs")
+    assert run({"root": h.root, "address": DFL["address"], "bitstream": a, "sha256": asha, "persistent": True}).kind == "exit"
+    h.fail_write("EIO", path=path)
+    r = run({"root": h.root, "address": DFL["address"], "bitstream": b, "sha256": bsha, "persistent": True,
+             "rollback_bitstream": a, "rollback_sha256": asha})
+    assert r.kind == "fail" and r.result["state"] == "unchanged" and not r.result["still_applied"], r.result
+    assert h.state()["fpga"][DFL["address"]]["afu_id"] == AFU_A
+    left = [n for d in ("etc/systemd/system", "var/lib/accelops/fpga") for n in os.listdir(os.path.join(h.state_dir, d))
+            if n.endswith(".tmp")]
+    assert left == []

@@ -328,3 +328,24 @@ def test_ip_tool_hangs(nic, tmp_path):
     e = run(_args(nic, tmp_path, num_vfs=2, vfs=[{"index": 0, "trust": True}], tool_timeout=1))
     assert e.kind == "fail" and "did not finish within 1 s" in e.result["msg"] and "vf 0 trust on" in e.result["msg"], e.result
     assert e.result["state"] == "unchanged" and _numvfs(nic) == 0
+
+
+def test_count_change_rollback_restores_the_old_vfs_settings(nic, tmp_path):
+    """Regression (host-fault sweep): the VFs' MAC/VLAN go with them when the count changes; a failure after the
+    removal must bring them back, not only the VF count and binding, before the result says unchanged."""
+    vfs = [{"index": 1, "mac": "52:54:00:aa:00:11", "vlan": 7}]
+    assert run(_args(nic, tmp_path, num_vfs=2, vfs=vfs)).kind == "exit"
+    before = _vfinfo(nic)
+    nic.fail_write("EIO", path="*/0000:d8:02.0/driver_override")
+    e = run(_args(nic, tmp_path, num_vfs=3, vf_driver="vfio-pci", vfs=vfs))
+    assert e.kind == "fail" and e.result["state"] == "unchanged" and "Input/output error" in e.result["msg"], e.result
+    assert _numvfs(nic) == 2 and _vfinfo(nic) == before == {0: ("00:00:00:00:00:00", 0, False), 1: ("52:54:00:aa:00:11", 7, False)}
+
+
+def test_settings_of_new_vfs_are_not_reported_as_still_in_effect(nic):
+    """Regression: a setting of a VF that the same run created goes with the VF when the creation is undone; a
+    later failure (here: the boot unit cannot be written) must report the host unchanged, not partial."""
+    nic.fail_write("ENOSPC", path="*/etc/systemd/system/*")
+    e = run({"root": nic.root, "address": PF, "num_vfs": 2, "vfs": [{"index": 0, "mac": "52:54:00:aa:00:01"}]})
+    assert e.kind == "fail" and e.result["state"] == "unchanged" and not e.result["rollback_failed"], e.result
+    assert "the host is as it was" in e.result["msg"] and _numvfs(nic) == 0

@@ -321,3 +321,15 @@ def test_mdevctl_hangs(t4, tmp_path):
     e = run(_args(t4, tmp_path, T4, type="GRID T4-2Q", count=1, tool_timeout=8))   # the fake's list must still fit
     assert e.kind == "fail" and "did not finish within 8 s" in e.result["msg"] and "mdevctl define" in e.result["msg"], e.result
     assert e.result["state"] == "unchanged" and sorted(t4.state()["mdevs"]) == [LAB_MDEV]
+
+
+def test_vendor_boot_files_failing_undo_the_whole_run(l40):
+    """Regression (host-fault sweep): a card whose type id is learnt only while running gets its boot files from a
+    second plan; when they cannot be written, the VFs and types of the first plan are undone too and the result
+    says so (it said unchanged while they stayed)."""
+    l40.fail_write("EIO", path="*/etc/systemd/system/*")
+    e = run({"root": l40.root, "addresses": [L40], "type": "NVIDIA L40-8Q", "count": 2})
+    assert e.kind == "fail" and e.result["state"] == "unchanged", e.result
+    assert "Input/output error" in e.result["msg"] and "the host is as it was" in e.result["msg"]
+    assert l40.state()["functions"][L40]["numvfs"] == 0 and not l40.state()["vgpu"]
+    assert not os.path.exists(os.path.join(l40.root, "etc/accelops/boot/accelops-vgpu-0000_3b_00_0.sh"))

@@ -562,7 +562,7 @@ class BootUnit(object):
     systemd unit (enabled through a multi-user.target.wants link). Paths are host paths mapped under the
     root; what the script and unit name are the paths *on this machine* (the same when root is /)."""
 
-    def __init__(self, sysfs, target, tool_path, bitstream, timeout, present=True):
+    def __init__(self, sysfs, target, tool_path, bitstream, timeout, present=True, persist_root=None):
         self.sysfs = sysfs
         self.target = target
         self.name = unit_name(target)
@@ -574,7 +574,14 @@ class BootUnit(object):
             "unit": "%s/%s" % (UNIT_DIR, self.name),
             "wants": "%s/multi-user.target.wants/%s" % (UNIT_DIR, self.name),
         }
-        self.paths = dict((k, sysfs.real(v)) for k, v in self.host_paths.items())
+        # Boot files go under persist_root (default: the host root); the sysfs paths the script reads stay the host's.
+        if persist_root is None:
+            self.root = sysfs.root
+            real = sysfs.real
+        else:
+            self.root = os.path.abspath(persist_root)
+            real = (lambda v: v) if self.root == "/" else (lambda v: os.path.join(self.root, v.lstrip("/")))
+        self.paths = dict((k, real(v)) for k, v in self.host_paths.items())
         self.bitstream = bitstream
         self.tool_path = tool_path
         self.timeout = timeout

@@ -104,10 +104,15 @@ options:
         checks the sha256 of a copy of the bitstream kept under C(/var/lib/accelops/fpga), runs the vendor tool
         with the timeout, reads the function back and retries a few times.
       - With V(false), such a unit written earlier for this port or card is removed.
-      - Under a O(root) other than C(/), the unit names the paths through that root; C(systemctl daemon-reload)
-        is only run when O(root) is C(/).
+      - Under a O(root) or O(persist_root) other than C(/), the unit names the paths through them;
+        C(systemctl daemon-reload) is only run when the files are written under C(/).
     type: bool
     default: false
+  persist_root:
+    description:
+      - Directory under which the boot files (unit, loader script, bitstream copy) are written, as with
+        M(accelops.lifecycle.sriov_vfs) and M(accelops.lifecycle.vgpu). Defaults to O(root).
+    type: path
 notes:
   - Run as root. The vendor tool is looked up in C(PATH) and the usual directories, or only under O(root)
     (C(<root>/usr/bin) etc.) when O(root) is not C(/).
@@ -319,7 +324,8 @@ def run(module, sysfs, workdir, auditor, out):
             raise _fpga.FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
                                   % (target.name, _fpga.dashed(want), what, _fpga.evidence_text(evidence)),
                                   in_use_by=evidence)
-    persist = _fpga.BootUnit(sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"])
+    persist = _fpga.BootUnit(sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
+                             persist_root=p["persist_root"])
     if p["persistent"]:
         out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
     runner = _fpga.Runner(module.run_command, _timeout_bin(module))
@@ -344,7 +350,7 @@ def run(module, sysfs, workdir, auditor, out):
         out["after"] = _function(want)
     else:
         out["after"] = _function(_fpga.read_function(sysfs, target))
-        if sysfs.root == "/" and any(s.target and s.target.startswith(_fpga.UNIT_DIR) for s in plan.steps):
+        if persist.root == "/" and any(s.target and s.target.startswith(_fpga.UNIT_DIR) for s in plan.steps):
             systemctl = module.get_bin_path("systemctl")
             if systemctl:
                 rc, _o, err = module.run_command([systemctl, "daemon-reload"])
@@ -400,6 +406,7 @@ def main():
             timeout=dict(type="int", default=300),
             force=dict(type="bool", default=False),
             persistent=dict(type="bool", default=False),
+            persist_root=dict(type="path"),
         ),
         required_together=[("rollback_bitstream", "rollback_sha256")],
         supports_check_mode=True,

@@ -467,3 +467,26 @@ def test_fuse_boot_file_failure_rolls_back_cleanly(fuse_lab, tmp_path, path):
     left = [n for d in ("etc/systemd/system", "var/lib/accelops/fpga") for n in os.listdir(os.path.join(h.state_dir, d))
             if n.endswith(".tmp")]
     assert left == []
+
+
+def test_persist_root_puts_the_boot_files_elsewhere(tmp_path):
+    """persist_root, as sriov_vfs and vgpu have it: the unit, script and bitstream copy under that directory (none
+    under root); the script still reads the function from the host's sysfs and reloads it after a reboot."""
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    proot = str(tmp_path / "persist")
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True,
+            "persist_root": proot}
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    unit = os.path.join(proot, "etc/systemd/system", r.result["persistent"]["unit"])
+    assert os.path.exists(unit) and not os.path.exists(os.path.join(h.root, "etc/systemd/system", os.path.basename(unit)))
+    assert sha(os.path.join(proot, "var/lib/accelops/fpga", digest + ".gbs")) == digest
+    assert not os.path.exists(os.path.join(h.root, "var/lib/accelops/fpga"))
+    assert not run(args).result["changed"]
+    h.reboot()
+    p = subprocess.run(_exec_start(unit), capture_output=True, text=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    assert afu(h.root, DFL) == AFU_A
+    off = run(dict(args, persistent=False))
+    assert off.kind == "exit" and off.result["changed"] and not os.path.exists(unit)

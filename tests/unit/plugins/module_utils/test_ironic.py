@@ -315,3 +315,41 @@ def test_unknown_node_and_other_errors():
     with pytest.raises(I.IronicHTTPError) as e:
         I.converge(I.Client(Broken([], {})), "bm1", [], None)
     assert e.value.status == 400 and "exceed the maximum" in str(e.value) and not e.value.locked
+
+
+class _Status(object):
+    """Answers every request with one status (a stand-in for Ironic behind Keystone, which the standalone
+    harness Ironic cannot be: it runs noauth, so the real 401/403 cannot be produced there)."""
+
+    def __init__(self, status, body=None, after=None):
+        self.status, self.body, self.after, self.calls = status, body, after, []
+
+    def request(self, path, method, **kw):
+        self.calls.append((method, path))
+        if self.after is not None and len(self.calls) > self.after:
+            return Resp(200, {"uuid": "u-1", "name": "bm1", "traits": [], "properties": {}})
+        return Resp(self.status, self.body)
+
+
+@pytest.mark.parametrize("status, said, todo", [(403, "permission denied", "admin role"),
+                                                (401, "authentication failed", "check auth")])
+def test_forbidden_and_unauthorized_say_so_name_ironic_and_the_operation(status, said, todo):
+    api = _Status(status, fault("Access was denied to this resource."))
+    with pytest.raises(I.IronicHTTPError) as e:
+        I.converge(I.Client(api, sleep=lambda s: None), "bm1", ["CUSTOM_FUNCTION_GZIP"], None)
+    m = str(e.value)
+    assert "read node bm1" in m and "HTTP %d" % status in m and said in m and todo in m and "Ironic" in m
+    assert len(api.calls) == 1   # not retried
+
+
+def test_no_answer_and_5xx_are_retried_within_bounds_then_fail_clearly():
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import ServiceUnavailable
+    pauses = []
+    api = _Status(503, fault("busy"))
+    with pytest.raises(ServiceUnavailable) as e:
+        I.converge(I.Client(api, sleep=pauses.append, retries=3, retry_delay=0.5), "bm1", [], None)
+    m = str(e.value)
+    assert m.startswith("Ironic: read node bm1 failed: GET /nodes/bm1: HTTP 503: busy (4 attempts, 3.5 s")
+    assert "run again" in m and pauses == [0.5, 1.0, 2.0] and len(api.calls) == 4
+    api = _Status(503, fault("busy"), after=2)   # answers after two 503s
+    assert I.converge(I.Client(api, sleep=pauses.append), "bm1", [], None, check_mode=True)["changed"]

@@ -9,6 +9,7 @@ services are in the integration targets device_profile and device_profile_info."
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -238,3 +239,43 @@ def test_info_reports_profiles_stored_with_bad_groups(cloud):
     assert not p["satisfiable"] and "cannot be scheduled as stored" in p["candidates"]["reason"]
     r = info({"check_candidates": True, "candidate_limit": 0})
     assert r.kind == "fail" and "candidate_limit" in r.result["msg"]
+
+
+# The invalid forms, with what Cyborg 17.0.0 itself answers when sent as they are (400 it refuses, 500 it breaks
+# on, 201 it stores though Placement or MySQL refuse them later: recorded against the real Cyborg by
+# tests/harness/tests/test_cyborg_service.py::test_what_cyborg_does_with_invalid_profiles), and the message the
+# module gives instead, before sending anything. The integration target device_profile keeps two of them
+# (tasks/invalid.yml) against the real service; the whole matrix runs here, in-process.
+INVALID = [
+    # (name, groups, Cyborg's own answer, the module's message)
+    ("bad name", [{"resources:FPGA": "1"}], 400, r"^name: 'bad name' is not a valid"),
+    (None, [{"foo:FPGA": "1"}], 400, r"must start with resources:, trait: or accel:"),
+    (None, [{"resources:FPGA": "1", "trait:FOO": "required"}], 400, r"must be a custom trait"),
+    (None, [{"resources:FPGA": "1", "trait:CUSTOM_FOO": "maybe"}], 400, r"'required' or 'forbidden'"),
+    (None, [{"resources:FPGA": "a"}], 400, r"whole number"),
+    (None, [{"resources:FPGA": "1.5"}], 400, r"whole number"),
+    (None, [{"resources:DISK": "1"}], 400, r"'DISK' is not one Cyborg supports"),
+    ("", [{"resources:FPGA": "1"}], 500, r"needs a name"),
+    (None, [], 500, r"non-empty list of groups"),
+    (None, ["a"], 500, r"got str"),
+    (None, [{"resources:FPGA": None}], 500, r"whole number"),
+    (None, [{}], 201, r"the group is empty"),
+    (None, [{"trait:CUSTOM_A": "required"}], 201, r"no resources:<CLASS> key"),
+    (None, [{"resources:FPGA": "0"}], 201, r"at least 1"),
+    (None, [{"resources:FPGA": "-1"}], 201, r"digits only"),
+    (None, [{"resources:FPGA": "1", "trait:CUSTOM_foo": "required"}], 201, r"not a valid custom trait"),
+    (None, [{"resources:CUSTOM_": "1"}], 201, r"not a valid custom resource class"),
+    ("x" * 256, [{"resources:FPGA": "1"}], 201, r"holds 255"),
+    (None, [{"family": "fpga", "colour": "red"}], None, r"unknown key\(s\) colour"),
+]
+
+
+@pytest.mark.parametrize("name, groups, cyborg_answer, message", INVALID,
+                         ids=["%d-%s" % (i, c[3][:30]) for i, c in enumerate(INVALID)])
+def test_invalid_forms_fail_naming_the_problem_and_send_nothing(cloud, name, groups, cyborg_answer, message):
+    assert cyborg_answer in (400, 500, 201, None)   # what the module spares Cyborg (None: the friendly form)
+    for check in (False, True):
+        r = dp({"name": "it-invalid" if name is None else name, "groups": groups}, check=check)
+        assert r.kind == "fail" and re.search(message, r.result["msg"]), r.result
+        assert r.result["requests"] == 0
+    assert cloud.accelerator.sent == [] and cloud.placement.sent == []

@@ -60,8 +60,9 @@ class IronicHTTPError(Exception):
         self.method, self.path, self.status, self.fault = method, path, status, fault
         self.operation = operation
         hint = permission_hint("Ironic", status) if status in (401, 403) else ""
-        Exception.__init__(self, "%s%s %s: HTTP %s: %s%s" % ("%s: " % operation if operation else "", method, path,
-                                                           status, fault, " - %s" % hint if hint else ""))
+        prefix = "%s: " % operation if operation else ""
+        Exception.__init__(self, "%s%s %s: HTTP %s: %s%s" % (prefix, method, path, status, fault,
+                                                           " - %s" % hint if hint else ""))
 
     @property
     def locked(self):

@@ -665,7 +665,7 @@ class BootUnit(object):
             return out
         if not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
             out.append(("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
-                        self._copy_bitstream, self._remover("bitstream"), self.host_paths["bitstream"], None,
+                        self._copy_bitstream, self._forget_bitstream, self.host_paths["bitstream"], None,
                         self.bitstream["sha256"]))
         for key in ("script", "unit"):
             before = self._current(key)
@@ -689,6 +689,14 @@ class BootUnit(object):
             os.rename(tmp, p)
         finally:
             _discard(tmp)
+
+    def _forget_bitstream(self):
+        """Undo of the copy: remove it, unless the loader script on disk still names it (its own undo failed), so
+        that the boot unit never points at a missing file."""
+        script = self._current("script") or ""
+        if self.paths["bitstream"] in script:
+            return
+        self._remover("bitstream")()
 
     def _writer(self, key, content):
         def write():

@@ -490,3 +490,23 @@ def test_persist_root_puts_the_boot_files_elsewhere(tmp_path):
     assert afu(h.root, DFL) == AFU_A
     off = run(dict(args, persistent=False))
     assert off.kind == "exit" and off.result["changed"] and not os.path.exists(unit)
+
+
+def test_fuse_boot_unit_stays_loadable_when_a_rollback_write_fails(fuse_lab, tmp_path):
+    """Regression (reboot in the middle of a converge): the unit write fails and so does the undo of the script
+    (every write from the third on fails, as after a power loss); the undo of the bitstream copy must then keep the
+    copy the script names, so that the boot unit loads a verified file at the next boot instead of failing."""
+    h = fuse_lab(DFL["lab"])
+    a, asha = gbs(tmp_path, DFL)
+    b, bsha = gbs(tmp_path, DFL, afu_id=AFU_B, name="b.gbs")
+    base = {"root": h.root, "address": DFL["address"], "persistent": True}
+    assert run(dict(base, bitstream=a, sha256=asha)).kind == "exit"
+    h.fail_write("EIO", nth=3, times=0)
+    r = run(dict(base, bitstream=b, sha256=bsha))
+    assert r.kind == "fail" and r.result["state"] == "partial", r.result
+    h.clear_faults()
+    assert os.path.exists(os.path.join(h.state_dir, "var/lib/accelops/fpga", bsha + ".gbs"))
+    ran = h.reboot()
+    assert [x["rc"] for x in ran] == [0], ran
+    assert h.state()["fpga"][DFL["address"]]["afu_id"] == AFU_B
+    assert run(dict(base, bitstream=b, sha256=bsha)).kind == "exit"

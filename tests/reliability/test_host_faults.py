@@ -170,8 +170,7 @@ def _kind_of_write(path):
 
 def _positions(writes):
     """Which write positions (1-based) to fault: all with HOST_FAULTS_FULL, else the first write of each kind (the
-    same kind of write on another VF or mdev takes the same path through the code), the one after it, and the
-    last write."""
+    same kind of write on another VF or mdev takes the same path through the code) and the last write."""
     if FULL:
         return list(range(1, len(writes) + 1))
     seen, out = set(), set()
@@ -179,7 +178,7 @@ def _positions(writes):
         k = _kind_of_write(w["path"])
         if k not in seen:
             seen.add(k)
-            out.update((i, min(i + 1, len(writes))))
+            out.add(i)
     out.add(len(writes))
     return sorted(out)
 

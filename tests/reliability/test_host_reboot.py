@@ -10,7 +10,7 @@ power), then the simulated host reboots and runs its enabled systemd units. For 
 in the state A's boot files give, or B's (never a mix, and every unit must succeed), and a rerun of B must converge
 and a second one change nothing.
 
-``HOST_FAULTS_FULL=1``: every k; the gate takes the first, the last and a few in between.
+``HOST_FAULTS_FULL=1``: every k; the gate takes the first, the middle and the last.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_power_loss_mid_converge_then_reboot(name, tmp_path, figures):
             converged_b = host_view(h)
             booted_b = _reboot(h, "B")
             assert booted_a != booted_b
-            ks = list(range(n)) if FULL else sorted({0, 1, n // 2, n - 2, n - 1})
+            ks = list(range(n)) if FULL else sorted({0, n // 2, n - 1})
             came_back = {"A": 0, "B": 0}
             for k in ks:
                 label = "%s: power lost after %d of %d writes" % (name, k, n)

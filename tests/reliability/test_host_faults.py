@@ -17,7 +17,8 @@ the n-th run of a tool fails, for every n. Each case must:
 - converge on a clean rerun (the host then equals the fault-free converge), and a second rerun reports no change
   and makes no write.
 
-``HOST_FAULTS_FULL=1``: every errno at every write position (the gate rotates the errnos over the positions).
+``HOST_FAULTS_FULL=1``: every errno at every write position and a failure of every tool run; the gate faults the
+first write of each kind and the last one (rotating the errnos) and the first and last run of each tool.
 """
 
 from __future__ import annotations
@@ -242,7 +243,8 @@ def _sweep(name, h, start, steps, in_use, tools, figures):
         for code in codes:
             cases.append(("write", n, code))
     for tool in tools:
-        for n in range(1, n_tools.get(tool, 0) + 1):
+        runs = n_tools.get(tool, 0)
+        for n in (range(1, runs + 1) if FULL else sorted({1, runs} - {0})):   # the gate: the first and the last run
             cases.append(("tool", n, tool))
     outcomes = {}
     converged = 0
@@ -285,5 +287,6 @@ def _sweep(name, h, start, steps, in_use, tools, figures):
         assert len(h.writes()) == w, "%s: the second rerun wrote" % label
         converged += 1
     figures["host faults: %s" % name] = {
-        "writes": n_writes, "write_positions_faulted": len(set(n for k, n, _w in cases if k == "write")), "tool_runs": n_tools, "faults_injected": len(cases), "outcomes": outcomes,
+        "writes": n_writes, "write_positions_faulted": len(set(n for k, n, _w in cases if k == "write")),
+        "tool_runs_faulted": len([c for c in cases if c[0] == "tool"]), "tool_runs": n_tools, "faults_injected": len(cases), "outcomes": outcomes,
         "reruns_converged": "%d/%d" % (converged, len(cases))}

@@ -8,13 +8,25 @@ Two ways to use one lab description (``labs/<name>.yaml``):
 See docs/simulator.md.
 """
 
-from .faults import Faults
-from .gbs import make_gbs, make_xclbin, read_gbs, read_xclbin
-from .inuse import mark_in_use, release
-from .kernel import Host
-from .model import LabError, lab_names, load_lab
-from .render import SimHost, TreeHost, render_tree
-from .store import StateStore, find_store
+import importlib
+
+# Names are imported on first use (PEP 562): the tool fakes run as ``python -m accelsim tool ...`` for every
+# command a module runs, and importing everything up front (YAML, the tree builder, ...) was most of their cost.
+_LAZY = {
+    "Faults": "faults", "make_gbs": "gbs", "make_xclbin": "gbs", "read_gbs": "gbs", "read_xclbin": "gbs",
+    "mark_in_use": "inuse", "release": "inuse", "Host": "kernel", "LabError": "model", "lab_names": "model",
+    "load_lab": "model", "SimHost": "render", "TreeHost": "render", "render_tree": "render", "StateStore": "store",
+    "find_store": "store",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 __all__ = ["Faults", "Host", "LabError", "SimHost", "StateStore", "TreeHost", "attach", "find_store", "lab_names", "load_lab", "make_gbs",
            "make_xclbin", "mark_in_use", "mount", "read_gbs", "read_xclbin", "reboot", "release", "render_tree"]
@@ -30,11 +42,14 @@ def mount(lab, mountpoint, state_dir=None, **kwargs):
 def attach(root):
     """A handle (SimHost) on an existing simulated host root, plain tree or FUSE mount, e.g. one that another
     process rendered or mounted: ``accelsim.attach(root).fail_write("EIO", path="*/sriov_numvfs")``."""
+    from .render import SimHost  # pylint: disable=import-outside-toplevel
+    from .store import find_store  # pylint: disable=import-outside-toplevel
     return SimHost(root, find_store(root=root))
 
 
 def reboot(root_or_host, units=True):
     """Reboot a simulated host given its handle or its root path (see ``SimHost.reboot``)."""
+    from .render import SimHost  # pylint: disable=import-outside-toplevel
     if isinstance(root_or_host, SimHost):
         return root_or_host.reboot(units=units)
     return attach(root_or_host).reboot(units=units)

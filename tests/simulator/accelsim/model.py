@@ -8,8 +8,6 @@ import copy
 import os
 import re
 
-import yaml
-
 LAB_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "labs")
 
 BDF_RE = re.compile(r"^([0-9a-f]{4}):([0-9a-f]{2}):([0-1][0-9a-f])\.([0-7])$")
@@ -214,6 +212,7 @@ def _load_raw(name_or_path, seen=()):
     path = lab_path(str(name_or_path))
     if path in seen:
         raise LabError("include loop at %s" % path)
+    import yaml  # pylint: disable=import-outside-toplevel  # only labs need it: the tool fakes start faster without
     with open(path, encoding="utf-8") as f:
         data = yaml.safe_load(f)
     if not isinstance(data, dict):

@@ -30,6 +30,9 @@ FULL = os.environ.get("RELIABILITY_FULL") == "1"
 STALL_S = 1.0
 API_TIMEOUT = 0.5
 FAST_DELAY = 0.05
+# Ironic (SQLite, API and conductor in one process) can take over a second per write on a loaded machine.
+IRONIC_API_TIMEOUT = 2.0
+IRONIC_STALL_S = 3.0
 # Retries that carry a run over a restart of the service (0.5 + 1 + 2 + 4 + 8 + 8 = 23.5 s of pauses).
 RESTART_RETRIES = 6
 RESTART_DELAY = 0.5
@@ -136,7 +139,7 @@ class Ironic(Service):
 
     def cloud(self, base=None):
         return {"auth_type": "none", "baremetal_endpoint_override": base or self.endpoint,
-                "baremetal_status_code_retries": 0, "api_timeout": API_TIMEOUT}
+                "baremetal_status_code_retries": 0, "api_timeout": IRONIC_API_TIMEOUT}
 
     def create_node(self, name, traits=(), properties=None):
         status, node = _http("POST", self.endpoint + "/v1/nodes", self.HEADERS,

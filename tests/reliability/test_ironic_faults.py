@@ -25,7 +25,7 @@ import pytest
 
 from faultproxy import FaultProxy
 from helpers import patch_exits, run_module
-from svcfaults_helpers import (FAST_DELAY, FULL, RESTART_DELAY, RESTART_RETRIES, STALL_S, no_traceback, record)
+from svcfaults_helpers import (FAST_DELAY, FULL, IRONIC_STALL_S, RESTART_DELAY, RESTART_RETRIES, no_traceback, record)
 from svcfaults_helpers import ironic, service_state  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.accelops.lifecycle.plugins.modules import baremetal_node_accelerators as bna
@@ -56,7 +56,7 @@ _nodes = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def proxy(ironic):  # noqa: F811
-    p = FaultProxy(ironic.upstream, restart=ironic.restart, stall_s=STALL_S)
+    p = FaultProxy(ironic.upstream, restart=ironic.restart, stall_s=IRONIC_STALL_S)
     p.start()
     yield p
     p.stop()
@@ -100,7 +100,8 @@ def test_node_accelerators_fault_at_every_request(lab, proxy, figures):
     # the requests of each step, fault-free: A -> B -> absent -> A
     positions = {}
     proxy.set_plan(None)
-    assert lab.run("A").kind == "exit"
+    first = lab.run("A")
+    assert first.kind == "exit", first
     for state in CYCLE[1:] + CYCLE[:1]:
         proxy.set_plan(None)
         out = lab.run(state)
@@ -132,10 +133,12 @@ def test_node_accelerators_fault_at_every_request(lab, proxy, figures):
         before = CYCLE[(CYCLE.index(state) - 1) % len(CYCLE)]
         if current != before:   # only after a rerun that did not converge
             proxy.set_plan(None)
-            assert lab.run(before).kind == "exit"
+            reset = lab.run(before)
+            assert reset.kind == "exit", reset
         if kind is None:   # this step has no position left: keep the cycle going
             proxy.set_plan(None)
-            assert lab.run(state).kind == "exit"
+            step = lab.run(state)
+            assert step.kind == "exit", step
             current = state
             continue
         proxy.set_plan({n: kind})
@@ -187,7 +190,8 @@ def test_restart_of_ironic_mid_run(lab, proxy, ironic, figures):  # noqa: F811
     """Ironic (API and conductor) stopped and started again, same database, at a trait write: the retries
     carry the run over it and the node ends exactly as declared."""
     proxy.set_plan(None)
-    assert lab.run("A").kind == "exit"
+    first = lab.run("A")
+    assert first.kind == "exit", first
     proxy.set_plan({3: "restart"})   # GET /, GET node, then the first trait write
     t0 = time.time()
     out = lab.run("B", request_retries=RESTART_RETRIES, request_retry_delay=RESTART_DELAY)

@@ -202,7 +202,8 @@ def run_playbook(work, inventory, playbook, forks, label, collections="collectio
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     with open(out) as f:
         timing = json.load(f)
-    return {"label": label, "rc": rc, "wall": wall, "cpu": cpu, "load_before": load, "results": timing["results"],
+    return {"label": label, "rc": rc, "wall": wall, "cpu": cpu, "load_before": load, "load_after": os.getloadavg(),
+            "results": timing["results"],
             "executions": timing["executions"], "tasks": timing["tasks"]}
 
 
@@ -229,7 +230,7 @@ def unmount_hosts(work, hosts):
             print("umount %s: %s" % (root, e.stdout.strip()), file=sys.stderr)
 
 
-def top_tasks(run, n=12):
+def top_tasks(run, n=20):
     tasks = sorted(run["tasks"], key=lambda t: -t["wall"])[:n]
     return [{"name": t["name"], "action": t["action"], "wall": round(t["wall"], 2), "hosts": t["hosts"],
              "skipped": t["skipped"]} for t in tasks]
@@ -237,8 +238,9 @@ def top_tasks(run, n=12):
 
 def summarise(run):
     r = run["results"]
-    return ("%-12s rc=%d wall %7.1f s  cpu %7.1f s  load %.1f  ok %d changed %d failed %d skipped %d  "
-            "module runs %d" % (run["label"], run["rc"], run["wall"], run["cpu"], run["load_before"][0], r["ok"],
+    return ("%-12s rc=%d wall %7.1f s  cpu %7.1f s  load %.1f-%.1f  ok %d changed %d failed %d skipped %d  "
+            "module runs %d" % (run["label"], run["rc"], run["wall"], run["cpu"], run["load_before"][0],
+                                run["load_after"][0], r["ok"],
                                 r["changed"], r["failed"], r["skipped"],
                                 sum(v for k, v in run["executions"].items() if not k.endswith("set_fact"))))
 

@@ -61,8 +61,8 @@ class IronicHTTPError(Exception):
         self.operation = operation
         hint = permission_hint("Ironic", status) if status in (401, 403) else ""
         prefix = "%s: " % operation if operation else ""
-        Exception.__init__(self, "%s%s %s: HTTP %s: %s%s" % (prefix, method, path, status, fault,
-                                                           " - %s" % hint if hint else ""))
+        suffix = " - %s" % hint if hint else ""
+        Exception.__init__(self, "%s%s %s: HTTP %s: %s%s" % (prefix, method, path, status, fault, suffix))
 
     @property
     def locked(self):

@@ -28,8 +28,10 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
+# pylint: disable=undefined-all-variable  # the names in __all__ come from __getattr__ above
 __all__ = ["Faults", "Host", "LabError", "SimHost", "StateStore", "TreeHost", "attach", "find_store", "lab_names", "load_lab", "make_gbs",
            "make_xclbin", "mark_in_use", "mount", "read_gbs", "read_xclbin", "reboot", "release", "render_tree"]
+# pylint: enable=undefined-all-variable
 
 
 def mount(lab, mountpoint, state_dir=None, **kwargs):

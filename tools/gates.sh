@@ -81,17 +81,16 @@ gate_reliability() {
   python -m pytest -q -p no:cacheprovider --durations=5 tests/reliability
 }
 
-# Real services (Placement, ...) for the integration targets: started once, their endpoints handed to every
-# target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
-services_dir="$run_dir/services"
-start_services() {
-  rm -rf "$services_dir"; mkdir -p "$services_dir"
-  { echo "---"; echo "accelops_simulator_path: $coll/tests/simulator"; } >"$coll/tests/integration/integration_config.yml"
+# Real services (Placement, ...) for the integration targets: started once per job, their endpoints handed to
+# every target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
+start_services() {  # COLL SERVICES_DIR
+  rm -rf "$2"; mkdir -p "$2"
+  { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"; } >"$1/tests/integration/integration_config.yml"
   [ -x tests/harness/services ] || return 0
-  tests/harness/services start "$services_dir" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} || return 1
-  grep -v '^---' "$services_dir/services.yml" >>"$coll/tests/integration/integration_config.yml"
+  tests/harness/services start "$2" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} || return 1
+  grep -v '^---' "$2/services.yml" >>"$1/tests/integration/integration_config.yml"
 }
-stop_services() { [ -x tests/harness/services ] && tests/harness/services stop "$services_dir"; return 0; }
+stop_services() { [ -x tests/harness/services ] && tests/harness/services stop "$1"; return 0; }
 
 # Passes ansible-test's output through and ends it with the seconds each target took (where the suite's time goes).
 time_targets() {
@@ -107,19 +106,50 @@ time_targets() {
   printf 'integration: seconds per target\n%s' "$times"
 }
 
-gate_integration() {
-  local out rc
-  out=$(mktemp)
-  mkdir -p "$coll/tests/integration"
-  if ! start_services; then stop_services; echo "integration: the services did not start (logs: $services_dir)"; return 1; fi
-  # shellcheck disable=SC2086  # TARGETS is a list of words
-  (cd "$coll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive --continue-on-error ${TARGETS:-}) 2>&1 |
-    tee "$out" | time_targets
+# One integration job: its own staged collection, its own services, the targets (or alias patterns) given.
+integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
+  local jcoll=$1 sdir=$2 out=$3 rc; shift 3
+  mkdir -p "$jcoll/tests/integration"
+  if ! start_services "$jcoll" "$sdir"; then
+    stop_services "$sdir"; echo "integration: the services did not start (logs: $sdir)" >"$out"; return 1
+  fi
+  (cd "$jcoll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive --continue-on-error "$@") 2>&1 |
+    time_targets >"$out"
   rc=${PIPESTATUS[0]}
-  stop_services
-  if grep -q "All targets skipped" "$out"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
-  if ! grep -Eq "Running .* integration test (role|script)" "$out"; then echo "integration: no target ran"; rc=1; fi
-  rm -f "$out"
+  stop_services "$sdir"
+  return "$rc"
+}
+
+# The targets are split into groups by their `shippable/posix/groupN` alias; each group runs as a job of its own
+# (own staged tree, own Placement/Cyborg/Ironic), INTEGRATION_JOBS (default 2) at a time: most of a target's
+# time is one ansible-playbook process on one core. With TARGETS set (development), one job runs those.
+gate_integration() {
+  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll
+  mkdir -p "$out_dir"
+  if [ -n "${TARGETS:-}" ] || [ "$jobs" -le 1 ]; then
+    # shellcheck disable=SC2086  # TARGETS is a list of words
+    integration_job "$coll" "$run_dir/services" "$out_dir/all.log" ${TARGETS:-} || rc=1
+    groups=all
+  else
+    groups=$(sed -n 's#^shippable/posix/\(group[0-9]*\)$#\1#p' tests/integration/targets/*/aliases | sort -u)
+    for g in $groups; do
+      jcoll=$coll
+      [ "$i" -gt 0 ] && jcoll=$(tools/stage.sh "$run_dir/collections-$g")
+      integration_job "$jcoll" "$run_dir/services-$g" "$out_dir/$g.log" "shippable/posix/$g/" &
+      pids="$pids $!"; i=$((i + 1))
+      if [ "$i" -ge "$jobs" ]; then
+        for p in $pids; do wait "$p" || rc=1; done
+        pids=""; i=0
+      fi
+    done
+    for p in $pids; do wait "$p" || rc=1; done
+  fi
+  for g in $groups; do
+    echo "--- integration $g"
+    cat "$out_dir/$g.log"
+    if grep -q "All targets skipped" "$out_dir/$g.log"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
+    if ! grep -Eq "Running .* integration test (role|script)" "$out_dir/$g.log"; then echo "integration: no target ran"; rc=1; fi
+  done
   return "$rc"
 }
 

@@ -107,9 +107,9 @@ options:
       - Providers that Placement has drained (every inventory at C(reserved >= total)) when this module writes
         stay drained, whoever drained them, unless O(undrain) lists them. Without it, a provider not in
         O(drain) gets its planned C(reserved) back.
-      - Race-safe: the inventories are written with the provider generation they were read at; when another
-        writer changed them in between (HTTP 409), they are read again and the drained state is decided from
-        what Placement has then, so a drain made between this module's read and its write is not undone.
+      - This is race-safe. The inventories are written with the provider generation they were read at; when
+        another writer changed them in between (HTTP 409), they are read again and the drained state is decided
+        from what Placement has then, so a drain made between this module's read and its write is not undone.
     type: bool
     default: false
   undrain:

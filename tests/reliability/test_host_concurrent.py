@@ -8,7 +8,8 @@ Two ``ansible-playbook`` runs of the ``accelerator_host`` role (through its publ
 together against one FUSE-mounted host; one declares the VFs of the X710's first PF, the other those of its second
 PF, so that every write in the simulator's log can be told to belong to one run or the other. With a long lock wait
 both must succeed and the log must show one run's writes, then the other's, never mixed. With a short lock wait one
-must fail naming the lock holder and have written nothing.
+must fail naming the lock holder and have written nothing (``HOST_FAULTS_FULL=1``; the gate runs the first round
+only, the integration target accelerator_host_converge checks the failure naming the holder against a held lock).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import accelsim
 from accelsim.testing import require_fuse
 from fixtures import collection_import_root
 
+FULL = os.environ.get("HOST_FAULTS_FULL", "") not in ("", "0")
 PF0, PF1 = "0000:d8:00.0", "0000:d8:00.1"
 MARKS = {"pf0": ("0000:d8:00.0", "0000:d8:02.", "0000_d8_00_0"), "pf1": ("0000:d8:00.1", "0000:d8:0a.", "0000_d8_00_1")}
 
@@ -79,7 +81,8 @@ def test_two_converges_of_one_host(tmp_path, figures):
     with accelsim.mount("nic-sriov", str(mnt), state_dir=str(tmp_path / "state")) as h:
         rounds = []
         # round 1: both wait for the lock; round 2 (other counts, so both have work again): one gives up after 1 s
-        for wait, counts in ((120, (4, 3)), (1, (2, 5))):
+        plan = ((120, (4, 3)), (1, (2, 5))) if FULL else ((120, (4, 3)),)
+        for wait, counts in plan:
             w0 = len(h.writes())
             t0 = time.monotonic()
             procs = {"pf0": _start(tmp_path, _play(tmp_path, h, "pf0", PF0, counts[0], wait)),

@@ -14,7 +14,9 @@ import re
 import time
 import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 
 try:
     import openstack
@@ -284,7 +286,7 @@ def cloud_secrets(value, key=""):
     return found
 
 
-class _AnsibleModule(AnsibleModule):
+class _AnsibleModule(AccelopsModule):
     """AnsibleModule whose ``no_log_values`` also hold the secrets inside a ``cloud`` dict (a raw option, so
     ansible-core cannot know which of its values are secret) before the invocation is logged, so they reach
     neither the system log nor the result."""

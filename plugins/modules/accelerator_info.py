@@ -324,8 +324,8 @@ ansible_facts:
       elements: dict
 '''
 
-from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import OptionError, discover
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 
@@ -333,7 +333,7 @@ MAX_DEVICE_WARNINGS = 20
 
 
 def main():
-    module = AnsibleModule(
+    module = AccelopsModule(
         argument_spec=host_argument_spec(
             families=dict(type="list", elements="str", choices=["gpu", "fpga", "nic", "qat", "pci"]),
             vendor_ids=dict(type="list", elements="str"),

@@ -271,8 +271,8 @@ import os
 import shutil
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
@@ -394,7 +394,7 @@ def _timeout_bin(module):
 
 
 def main():
-    module = AnsibleModule(
+    module = AccelopsModule(
         argument_spec=host_argument_spec(
             address=dict(type="str", required=True),
             bitstream=dict(type="path", required=True),

@@ -192,8 +192,8 @@ audit:
   elements: str
 '''
 
-from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
@@ -208,7 +208,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import S
 
 
 def main():
-    module = AnsibleModule(
+    module = AccelopsModule(
         argument_spec=host_argument_spec(
             address=dict(type="str", required=True),
             num_vfs=dict(type="int", required=True),

@@ -201,8 +201,8 @@ audit:
   elements: str
 '''
 
-from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
@@ -251,7 +251,7 @@ def _undo_first_plan(plan, failed):
 
 
 def main():
-    module = AnsibleModule(
+    module = AccelopsModule(
         argument_spec=host_argument_spec(
             addresses=dict(type="list", elements="str", required=True),
             type=dict(type="str"),

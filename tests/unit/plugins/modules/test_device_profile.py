@@ -174,7 +174,7 @@ def test_change_needs_replace_and_no_arq(cloud):
 def test_replace_where_create_fails_says_the_profile_is_gone(cloud):
     dp({"name": "gzip", "groups": FPGA_GZIP})
     cloud.accelerator.fail_create = True
-    r = dp({"name": "gzip", "groups": [{"family": "fpga"}], "replace": True})
+    r = dp({"name": "gzip", "groups": [{"family": "fpga"}], "replace": True, "request_retry_delay": 0})
     assert r.kind == "fail" and "it is now absent" in r.result["msg"] and "boom" in r.result["msg"]
 
 

@@ -89,9 +89,10 @@ class PlacementHTTPError(Exception):
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             pass
         if status == 401:
-            hint = " (the credentials were refused: check auth/token)"
+            hint = " (authentication failed: Placement did not accept the credentials; check auth and auth_type)"
         elif status == 403:
-            hint = " (the credentials are not allowed to do this: Placement needs an admin)"
+            hint = (" (permission denied: the identity lacks the role Placement's policy requires; use credentials "
+                    "with the admin role)")
         else:
             hint = ""
         Exception.__init__(self, "Placement %s %s: HTTP %s%s%s: %s" % (

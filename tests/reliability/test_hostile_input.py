@@ -109,9 +109,10 @@ def sandbox():
         "placement_provider_tree": {"cloud": cloud, "discovery": {"host": {"hostname": "h"}, "accelerators": []},
                                     "request_retries": 0},
         "placement_provider_info": {"cloud": cloud, "hosts": ["h"], "request_retries": 0},
-        "device_profile": {"cloud": cloud, "name": "p1", "groups": [{"resources:FPGA": "1"}]},
-        "device_profile_info": {"cloud": cloud},
-        "baremetal_node_accelerators": {"cloud": cloud, "node": "n1", "lock_retries": 0},
+        # no retries against the closed port (each input would wait out the retry pauses, ~7.5 s by default)
+        "device_profile": {"cloud": cloud, "name": "p1", "groups": [{"resources:FPGA": "1"}], "request_retries": 0},
+        "device_profile_info": {"cloud": cloud, "request_retries": 0},
+        "baremetal_node_accelerators": {"cloud": cloud, "node": "n1", "lock_retries": 0, "request_retries": 0},
     }
     yield {"dir": d, "tree": tree, "base": base}
     shutil.rmtree(d, ignore_errors=True)

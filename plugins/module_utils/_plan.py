@@ -100,7 +100,7 @@ def execute(plan, check_mode=False):
         except Exception as e:  # pylint: disable=broad-except
             result["failed_step"] = step.description
             result["error"] = str(e)
-            _roll_back(done, result)
+            roll_back(done, result)
             still = [s.description for s in done if s.description not in result["rolled_back"]]
             result["still_applied"] = still
             result["state"] = "partial" if still else "unchanged"
@@ -117,7 +117,8 @@ def execute(plan, check_mode=False):
     return result
 
 
-def _roll_back(done, result):
+def roll_back(done, result):
+    """Undo ``done`` in reverse order, noting each step in ``result``'s ``rolled_back`` or ``rollback_failed``."""
     for step in reversed(done):
         if step.undo is None:
             result["rollback_failed"].append({"step": step.description, "error": "irreversible step"})

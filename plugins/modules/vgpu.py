@@ -206,7 +206,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._module import 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute, roll_back
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, ProgrammingError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import (
@@ -227,16 +227,7 @@ def _undo_first_plan(plan, failed):
     r = failed.result
     r["steps"] = plan.describe() + r["steps"]
     r["applied"] = [s.description for s in plan.steps] + r["applied"]
-    for step in reversed(plan.steps):
-        if step.undo is None:
-            r["rollback_failed"].append({"step": step.description, "error": "irreversible step"})
-            continue
-        try:
-            step.undo()
-        except Exception as e:  # pylint: disable=broad-except
-            r["rollback_failed"].append({"step": step.description, "error": str(e)})
-            continue
-        r["rolled_back"].append(step.description)
+    roll_back(plan.steps, r)
     still = [s.description for s in plan.steps if s.description not in r["rolled_back"]] + r.get("still_applied", [])
     r["still_applied"] = still
     r["state"] = "partial" if still else "unchanged"

@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: converge_refusal
+short_description: Why the accelerator_host role must refuse a host before reading or changing anything
+version_added: 0.1.0
+description:
+  - The first check of the C(accelops.lifecycle.accelerator_host) role, worked out in Python in the role's first
+    task (one task per host instead of an C(assert) and an allow-list C(include_tasks)).
+  - Returns V(null) when the role may go on, otherwise the message the host fails with. Two checks, in order.
+  - B(Settings.) C(functions) must be a list, C(mode) V(converge) or V(plan), C(allowed_functions) null or a list,
+    and with C(placement) true either C(placement_endpoint) and C(placement_token), or C(cloud), or C(auth).
+  - B(Allow-list.) With C(allowed_functions) set, every declared entry's name must be listed (case-insensitive) and
+    an FPGA entry's C(fpga.sha256) and C(fpga.rollback_sha256) too (items of 64 hex digits, optionally
+    C(sha256:), are checksums; the rest are names). Every entry outside the list is named in the message.
+options:
+  _input:
+    description:
+      - The role's settings, a dictionary with the keys C(host) (the inventory name, for the message),
+        C(functions), C(mode), C(allowed_functions), C(placement) (a boolean), C(placement_endpoint),
+        C(placement_token), C(cloud) and C(auth).
+    type: dict
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Refuse before anything is read
+  ansible.builtin.set_fact:
+    refusal: >-
+      {{ {'host': inventory_hostname, 'functions': accelerator_host_functions, 'mode': accelerator_host_mode,
+          'allowed_functions': accelerator_host_allowed_functions, 'placement': accelerator_host_placement | bool,
+          'placement_endpoint': accelerator_host_placement_endpoint, 'placement_token': accelerator_host_placement_token,
+          'cloud': accelerator_host_cloud, 'auth': accelerator_host_auth} | accelops.lifecycle.converge_refusal }}
+'''
+
+RETURN = r'''
+_value:
+  description: V(null) when the host may be converged, else the reason it is refused.
+  type: str
+'''
+
+import re
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+_SHA = re.compile(r"^(sha256:)?[0-9a-fA-F]{64}$")
+
+SETTINGS_MSG = (
+    "accelerator_host: accelerator_host_functions must be a list, accelerator_host_mode converge or plan, "
+    "accelerator_host_allowed_functions null or a list, and with accelerator_host_placement true either "
+    "accelerator_host_placement_endpoint + accelerator_host_placement_token or openstack.cloud-style settings "
+    "(accelerator_host_cloud, or accelerator_host_auth with accelerator_host_auth_type ...) are needed "
+    "(set accelerator_host_placement to false to converge the host only)")
+
+
+def _is_list(value):
+    return isinstance(value, (list, tuple))
+
+
+def _settings_ok(s):
+    if not _is_list(s.get("functions")):
+        return False
+    if s.get("mode") not in ("converge", "plan"):
+        return False
+    allowed = s.get("allowed_functions")
+    if allowed is not None and not _is_list(allowed):
+        return False
+    if s.get("placement"):
+        token_form = bool(s.get("placement_endpoint")) and bool(s.get("placement_token"))
+        if not (token_form or s.get("cloud") or s.get("auth")):
+            return False
+    return True
+
+
+def _sum(value):
+    text = str(value).strip().lower()
+    return text[len("sha256:"):] if text.startswith("sha256:") else text
+
+
+def not_allowed(functions, allowed):
+    """The entries of functions outside the allow-list allowed, one line each."""
+    names = set(str(a).lower() for a in allowed if not _SHA.match(str(a)))
+    sums = set(_sum(a) for a in allowed if _SHA.match(str(a)))
+    out = []
+    for entry in functions:
+        entry = entry if isinstance(entry, Mapping) else {}
+        name = str(entry.get("name", "") if entry.get("name") is not None else "None")
+        if name.lower() not in names:
+            out.append("%s: function name not in accelerator_host_allowed_functions" % name)
+        fpga = entry.get("fpga")
+        if isinstance(fpga, Mapping):
+            for key, source in (("sha256", "bitstream"), ("rollback_sha256", "rollback_bitstream")):
+                if fpga.get(key) and _sum(fpga[key]) not in sums:
+                    out.append("%s: fpga.%s %s (%s) not in accelerator_host_allowed_functions"
+                               % (name, key, _sum(fpga[key]), fpga.get(source, "?")))
+    return out
+
+
+def converge_refusal(settings):
+    if not isinstance(settings, Mapping):
+        raise AnsibleFilterError("converge_refusal expects a dictionary of the role's settings, got %s"
+                                 % type(settings).__name__)
+    if not _settings_ok(settings):
+        return SETTINGS_MSG
+    allowed = settings.get("allowed_functions")
+    if allowed is None:
+        return None
+    outside = not_allowed(settings["functions"], allowed)
+    if not outside:
+        return None
+    return ("accelerator_host: the declaration for %s is outside its allow-list, nothing was changed: %s"
+            % (settings.get("host"), "; ".join(outside)))
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"converge_refusal": converge_refusal}

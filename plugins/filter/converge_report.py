@@ -1,0 +1,209 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: converge_report
+short_description: The per-host summary of an accelerator_host converge or plan
+version_added: 0.1.0
+description:
+  - Builds C(accelerator_host_report), the per-host summary the C(accelops.lifecycle.accelerator_host) role sets and
+    prints, from what the run recorded: the cards and their status, the plans, the results of the programming
+    modules, the verification, the drains, the batch's report to Placement, the drift and the error.
+  - Each card ends in one status, V(ok) (carries its function), V(changed), V(would-change) (plan mode),
+    V(blocked) (in use), V(unsupported), V(failed), V(plan-failed) or V(not-applied), with the reason.
+  - C(failure) in the result is the message the host fails with (V(null) when it does not fail): on an error, on
+    cards that did not converge (converge mode), or on drift in plan mode with C(fail_on_drift).
+options:
+  _input:
+    description:
+      - What the run recorded, a dictionary with the keys C(host), C(root), C(plan_only), C(placement) (whether
+        the host is reported to Placement), C(placement_host) (its compute node's name), C(fail_on_drift),
+        C(cards) (the role's card records: address, function, kind, status, reason, loaded, module, in_use_by),
+        C(problems) (of the resolution), C(planned), C(applied) and C(verify) (by card address), C(drained),
+        C(kept_drained), C(drift), C(error), C(reported) (whether the host was in the batch's report) and
+        C(providers) (the C(providers) of the batch's M(accelops.lifecycle.placement_provider_tree) result).
+    type: dict
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Summarise a host
+  ansible.builtin.set_fact:
+    accelerator_host_report: "{{ recorded | accelops.lifecycle.converge_report }}"
+
+- name: Print it
+  ansible.builtin.debug:
+    msg: "{{ accelerator_host_report.lines }}"
+'''
+
+RETURN = r'''
+_value:
+  description: The report (the role's README describes every key).
+  type: dict
+  contains:
+    host: {description: The inventory name., type: str}
+    mode: {description: V(converge) or V(plan)., type: str}
+    cards: {description: One record per declared card, with its C(status) and C(why)., type: list, elements: dict}
+    changed: {description: Addresses of the cards changed., type: list, elements: str}
+    blocked: {description: Addresses of the cards in use that needed a change., type: list, elements: str}
+    failed: {description: Addresses of the cards that failed., type: list, elements: str}
+    placement: {description: Drained, undrained, kept drained, already drained, and the report's counts., type: dict}
+    lines: {description: The readable summary, one line each., type: list, elements: str}
+    failure: {description: Why the host fails, or V(null)., type: str}
+'''
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+REPORT_ACTIONS = ("created", "updated", "unchanged", "pruned", "kept", "foreign")
+FAILED = ("failed", "plan-failed", "not-applied")
+
+
+def _unique_minus(items, remove):
+    """items without remove, in order, each once (Ansible's difference filter)."""
+    out = []
+    for item in items:
+        if item not in remove and item not in out:
+            out.append(item)
+    return out
+
+
+def _steps(steps):
+    steps = list(steps or [])
+    more = " (+%d more steps)" % (len(steps) - 3) if len(steps) > 3 else ""
+    return "; ".join(str(s) for s in steps[:3]) + more
+
+
+def _was(card):
+    return "; was %s" % card["loaded"] if card.get("loaded") else ""
+
+
+def card_status(card, plan, result, verified, plan_only):
+    """(status, why) of one card."""
+    status = card.get("status")
+    reason = card.get("reason") or ""
+    if status == "ok":
+        return "ok", "carries it" + (" (%s)" % reason if reason.startswith("already") else "")
+    if status == "blocked":
+        return "blocked", "in use, not touched: " + "; ".join(card.get("in_use_by") or [])
+    if status == "unsupported":
+        return "unsupported", "not as declared, and no module programs it (driver binding of a whole device)"
+    if plan.get("refused_in_use"):
+        return "blocked", "the module refuses, in use: %s" % plan.get("msg")
+    if plan.get("failed"):
+        return "plan-failed", plan.get("msg")
+    if not plan.get("changed"):
+        return "ok", "%s plans no change" % card.get("module")
+    if plan_only:
+        return "would-change", reason + _was(card) + "; plan: " + _steps(plan.get("steps"))
+    if result is None:
+        return "not-applied", "planned, not applied (the run stopped before it)"
+    if result.get("failed"):
+        return "failed", "%s%s" % (result.get("msg"), " (state %s)" % result["state"] if result.get("state") else "")
+    if not verified:
+        return "failed", "applied (%s) but discovery does not show it" % "; ".join(result.get("applied") or [])
+    return "changed", reason + _was(card) + "; did: " + _steps(result.get("applied"))
+
+
+def _placement_line(drained, undrained, pre_drained, counts):
+    line = "  placement    "
+    if drained:
+        line += "drained %s; " % ", ".join(drained)
+    if counts is not None:
+        line += "reported: " + ", ".join("%s %s" % (k, v) for k, v in counts.items() if v)
+    else:
+        line += "not reported"
+    if undrained:
+        line += "; undrained " + ", ".join(undrained)
+    if pre_drained:
+        line += "; already drained, left so: " + ", ".join(pre_drained)
+    return line
+
+
+def converge_report(data):
+    if not isinstance(data, Mapping):
+        raise AnsibleFilterError("converge_report expects a dictionary of what the run recorded, got %s"
+                                 % type(data).__name__)
+    plan_only = bool(data.get("plan_only"))
+    planned = data.get("planned") or {}
+    applied = data.get("applied") or {}
+    verify = data.get("verify") or {}
+    drained = list(data.get("drained") or [])
+    kept = list(data.get("kept_drained") or [])
+    drift = list(data.get("drift") or [])
+    error = data.get("error") or None
+    problems = list(data.get("problems") or [])
+    host = data.get("host")
+
+    reported = bool(data.get("reported")) and data.get("providers") is not None
+    providers = [p for p in (data.get("providers") or []) if p.get("host") == data.get("placement_host")] \
+        if reported else []
+    counts = None
+    if reported:
+        counts = dict((k, sum(1 for p in providers if p.get("action") == k)) for k in REPORT_ACTIONS)
+    undrained = _unique_minus(drained, kept) if reported else []
+    # drained in Placement after the report, not by this run: someone else's drain, left so (keep_drained)
+    pre_drained = []
+    for p in providers:
+        if p.get("drained"):
+            address = p.get("address") or ""
+            if not [k for k in kept if k in (address, address.split("_")[0])]:
+                pre_drained.append(p.get("name"))
+
+    cards = []
+    for c in data.get("cards") or []:
+        plan = planned.get(c["address"]) or {}
+        result = applied.get(c["address"])
+        status, why = card_status(c, plan, result, verify.get(c["address"]), plan_only)
+        steps = (result or {}).get("applied") if result else plan.get("steps")
+        cards.append({"address": c["address"], "function": c.get("function"), "kind": c.get("kind"), "status": status,
+                      "why": why, "in_use_by": c.get("in_use_by"), "steps": list(steps or [])})
+
+    def having(*statuses):
+        return [c["address"] for c in cards if c["status"] in statuses]
+
+    lines = ["%s [%s, root %s]: %d changed, %d to change, %d blocked, %d failed, %d as declared%s" % (
+        host, "plan" if plan_only else "converge", data.get("root"), len(having("changed")),
+        len(having("would-change")), len(having("blocked")), len(having(*FAILED)), len(having("ok")),
+        ", %d drift" % len(drift) if plan_only else "")]
+    for c in cards:
+        lines.append("  %-12s %s  %s (%s): %s" % (c["status"], c["address"], c["function"], c["kind"], c["why"]))
+    for p in problems:
+        lines.append("  problem      %s" % p)
+    if plan_only:
+        lines.extend("  drift        %s" % d for d in drift if str(d).startswith("placement "))
+    elif data.get("placement"):
+        lines.append(_placement_line(drained, undrained, pre_drained, counts))
+        still = _unique_minus(drained, undrained)
+        if still:
+            lines.append("  placement    STILL DRAINED: %s (fix the card, converge again, then release with "
+                         "accelerator_host_undrain)" % ", ".join(still))
+    if error:
+        lines.append("  ERROR        %s" % error)
+
+    failed = having(*FAILED)
+    why = ([error] if error else []) + (["cards not converged: " + ", ".join(failed)] if failed and not plan_only
+                                        else [])
+    if plan_only and drift:
+        why.append("%d drift item(s) (listed in the summary)" % len(drift))
+    fails = bool(error) or (bool(failed) and not plan_only) or (plan_only and bool(data.get("fail_on_drift"))
+                                                                and bool(drift))
+    return {
+        "host": host, "mode": "plan" if plan_only else "converge", "root": data.get("root"), "cards": cards,
+        "changed": having("changed"), "blocked": having("blocked"), "failed": failed,
+        "problems": problems, "drift": drift, "error": error,
+        "placement": {"drained": drained, "undrained": undrained, "kept_drained": _unique_minus(drained, undrained),
+                      "already_drained": pre_drained, "summary": counts},
+        "lines": lines,
+        "failure": ("accelerator_host on %s: %s" % (host, " / ".join(why))) if fails else None,
+    }
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"converge_report": converge_report}

@@ -31,6 +31,7 @@ description:
   - See C(docs/ironic.md) in the collection.
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -115,23 +116,10 @@ options:
       - Seconds between those retries.
     type: float
     default: 2.0
-  request_retries:
-    description:
-      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
-        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
-        run fails with a message that names Ironic, the operation and the cause.
-      - Every request of this module is safe to repeat (a trait is added or removed by name, a removal repeated
-        after a lost answer accepts HTTP 404, C(properties.accelerators) is set to a whole value). V(0) fails at
-        the first such error.
-      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
-    type: int
-    default: 4
-  request_retry_delay:
-    description:
-      - The first pause between retries, in seconds (see O(request_retries)).
-    type: float
-    default: 0.5
 notes:
+  - "Retries (O(request_retries)): every request of this module is safe to repeat (a trait is added or removed by
+    name, a removal repeated after a lost answer accepts HTTP 404, C(properties.accelerators) is set to a whole
+    value)."
   - Needs Ironic API 1.37 or later (node traits); the module sends 1.37.
   - Nova copies a node's traits onto its resource provider; a changed trait reaches the scheduler at
     nova-compute's next update of that node.

@@ -27,6 +27,7 @@ description:
   - See C(docs/device_profiles.md) in the collection.
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -77,22 +78,9 @@ options:
       - Refused while accelerator requests use the profile; they are named in the failure.
     type: bool
     default: false
-  request_retries:
-    description:
-      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
-        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
-        run fails with a message that names Cyborg, the operation and the cause.
-      - Only what is safe to repeat is repeated. A create whose answer was lost is looked up by name before it is
-        sent again, so a profile is never duplicated; a delete repeated after a lost answer accepts HTTP 404.
-        V(0) fails at the first such error.
-      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
-    type: int
-    default: 4
-  request_retry_delay:
-    description:
-      - The first pause between retries, in seconds (see O(request_retries)).
-    type: float
-    default: 0.5
+notes:
+  - "Retries (O(request_retries)): a create whose answer was lost is looked up by name before it is sent again, so a
+    profile is never duplicated; a delete repeated after a lost answer accepts HTTP 404."
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:

@@ -21,6 +21,7 @@ description:
   - See C(docs/device_profiles.md) in the collection.
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -50,21 +51,9 @@ options:
       - The most candidates Placement should return per profile (its C(limit) parameter); the count is then
         at most this.
     type: int
-  request_retries:
-    description:
-      - How many times a request (to Cyborg, or to Placement with O(check_candidates)) that got no answer
-        (connection refused or dropped, timeout) or an HTTP 5xx is repeated, with pauses of O(request_retry_delay)
-        seconds doubled each time (at most 8 s each), before the run fails with a message that names the service,
-        the operation and the cause. Every request of this module is a read, safe to repeat. V(0) fails at the
-        first such error.
-      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
-    type: int
-    default: 4
-  request_retry_delay:
-    description:
-      - The first pause between retries, in seconds (see O(request_retries)).
-    type: float
-    default: 0.5
+notes:
+  - Retries (O(request_retries)) apply to Cyborg and, with O(check_candidates), to Placement; every request of this
+    module is a read, safe to repeat.
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:

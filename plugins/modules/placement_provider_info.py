@@ -19,6 +19,7 @@ description:
   - Read-only.
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -52,19 +53,8 @@ options:
       - Also read each provider's allocations (one more request per provider).
     type: bool
     default: true
-  request_retries:
-    description:
-      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
-        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
-        module fails with a message that names Placement, the request and the cause. V(0) fails at once.
-      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
-    type: int
-    default: 4
-  request_retry_delay:
-    description:
-      - The first pause between retries, in seconds (see O(request_retries)).
-    type: float
-    default: 0.5
+notes:
+  - "Retries (O(request_retries)): every request of this module is a read, safe to repeat."
 author:
   - accelops.lifecycle contributors (@accelops)
 seealso:

@@ -35,6 +35,7 @@ description:
   - See C(docs/placement.md) in the collection for the model and the request budget.
 extends_documentation_fragment:
   - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
@@ -144,21 +145,6 @@ options:
       - How many times a write that lost a generation race is re-read and retried.
     type: int
     default: 5
-  request_retries:
-    description:
-      - How many times a request that got no answer (connection refused or dropped, timeout) or an HTTP 5xx is
-        repeated, with pauses of O(request_retry_delay) seconds doubled each time (at most 8 s each), before the
-        run fails with a message that names Placement, the request and the cause.
-      - Only requests that are safe to repeat are repeated; a provider create whose answer was lost is looked up
-        by its uuid before it is sent again, so it is never duplicated. V(0) fails at the first such error.
-      - Requests without an answer time out after O(api_timeout) seconds, or 60 s when that is not set.
-    type: int
-    default: 4
-  request_retry_delay:
-    description:
-      - The first pause between retries, in seconds (see O(request_retries)).
-    type: float
-    default: 0.5
   generation_cache:
     description:
       - File where the controller remembers each provider's traits and inventories with its generation, so a
@@ -173,6 +159,8 @@ options:
     type: bool
     default: true
 notes:
+  - "Retries (O(request_retries)): only requests that are safe to repeat are repeated; a provider create whose
+    answer was lost is looked up by its uuid before it is sent again, so it is never duplicated."
   - Needs Placement microversion 1.26 or later (the module sends 1.39).
   - Child providers are direct children of the compute node provider, as Cyborg creates them.
 seealso:

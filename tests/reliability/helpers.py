@@ -3,10 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Shared by the reliability tests: discovery records, an in-process module runner that tells a clean
-failure from a traceback, and an independent plain-HTTP read of a provider tree."""
+failure from a traceback, an independent plain-HTTP read of a provider tree, and the request positions the
+gate's fault sweeps take (the first request of each kind and the last)."""
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from ansible.module_utils import basic
@@ -110,3 +112,43 @@ def tree_snapshot(placement, root_uuid):
             "uuid": p["uuid"], "parent": p.get("parent_provider_uuid"), "traits": placement.traits(p["uuid"]),
             "inventories": dict((rc, dict((k, inv[k]) for k in INVENTORY_FIELDS)) for rc, inv in invs.items())}
     return out, len(placement.providers())
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}")
+
+
+def request_kind(method, path):
+    """The kind of an HTTP request: its method and path with uuids, names (trait, resource class, node) and
+    query values made generic. Two requests of one kind take the same path through the client code (the same
+    retry rule, the same handling of a lost answer); they differ only in the object they name."""
+    base, _sep, query = path.partition("?")
+    base = _UUID.sub("UUID", base)
+    base = re.sub(r"/(traits|resource_classes)/[^/]+", r"/\1/NAME", base)
+    base = re.sub(r"/nodes/(?!UUID)[^/]+", "/nodes/NAME", base)
+    keys = sorted(set(kv.partition("=")[0] for kv in query.split("&") if kv))
+    return method, base, tuple(keys)
+
+
+def steady_log(proxy_log):
+    """The (method, path) of each request of a fault-free run from a FaultProxy log, a request repeated right
+    after itself counted once: on a loaded machine a fault-free request can time out and be retried, and that
+    extra request is not part of the run (a later run would not reach the position it adds)."""
+    out = []
+    for entry in proxy_log:
+        req = (entry[1], entry[2])
+        if not out or out[-1] != req:
+            out.append(req)
+    return out
+
+
+def gate_positions(log):
+    """``log``: the (method, path) of each request of a fault-free run. The 1-based positions a gate sweep
+    faults: the first request of each kind (:func:`request_kind`) and the last request of the run (everything
+    before it landed: the most to recover from). The FULL modes fault every position instead."""
+    seen, out = set(), {len(log)}
+    for n, (method, path) in enumerate(log, 1):
+        k = request_kind(method, path)
+        if k not in seen:
+            seen.add(k)
+            out.add(n)
+    return sorted(out)

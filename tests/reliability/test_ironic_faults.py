@@ -8,9 +8,15 @@ One node carries an operator's traits (a custom one, a standard one) and propert
 through four states: A (a function and accelerators), B (other functions and accelerators), absent (nothing
 of this module's, no ``properties.accelerators``) and A again, so every request kind of the module is on
 the way (GET, trait PUT and DELETE, the properties PATCH). A fault-free run of each step gives its request
-positions; then at every position one run gets one fault: with bounded retries it must succeed with the
+positions; then at a position one run gets one fault: with bounded retries it must succeed with the
 fault-free result, without retries fail with a message that names Ironic, the operation, the cause and that
-a rerun is safe; never a traceback. A rerun without faults must leave the node exactly as a fault-free run:
+a rerun is safe; never a traceback.
+
+What the gate faults: in each step, the first request of each kind (helpers.request_kind: GET /, GET node,
+trait PUT, trait DELETE, PATCH; another trait's PUT takes the same path through the code) and the step's last
+request, with retries and without in turn, the kinds in turn: every fault kind of GATE_RETRY with retries and
+of GATE_NO_RETRY without, ``stall`` once in each mode (on a write: a stall costs IRONIC_STALL_S). 13 cases.
+RELIABILITY_FULL=1: every kind at every position of every step, in both modes. A rerun without faults must leave the node exactly as a fault-free run:
 the traits exactly the declared set plus the operator's, CUSTOM_ACCELOPS_PREPARED present exactly when
 state is present, properties exactly the declared accelerators plus the operator's (read over plain HTTP).
 """
@@ -24,7 +30,7 @@ import time
 import pytest
 
 from faultproxy import FaultProxy
-from helpers import patch_exits, run_module
+from helpers import gate_positions, patch_exits, run_module, steady_log
 from svcfaults_helpers import (FAST_DELAY, FULL, IRONIC_STALL_S, RESTART_DELAY, RESTART_RETRIES, no_traceback, record)
 from svcfaults_helpers import ironic, service_state  # noqa: F401  pylint: disable=unused-import
 
@@ -90,6 +96,30 @@ def lab(ironic, proxy, monkeypatch):  # noqa: F811
     return Lab()
 
 
+def _gate_cases(logs):
+    """The gate's cases {step: [(retries, kind, position)]}: the first request of each kind and the last of
+    every step (helpers.gate_positions), with retries and without in turn; the fault kinds in turn over the
+    cases of each mode, ``stall`` only on the first write of each mode (its cost is the stall itself). Every
+    kind of GATE_RETRY and of GATE_NO_RETRY is used (checked)."""
+    per_step, by_mode = {}, {4: [], 0: []}
+    for i, state in enumerate(CYCLE[1:] + CYCLE[:1]):
+        per_step[state] = []
+        for j, n in enumerate(gate_positions(logs[state])):
+            case = [4 if (j + i) % 2 == 0 else 0, None, n]
+            per_step[state].append(case)
+            by_mode[case[0]].append((case, logs[state][n - 1][0] != "GET"))
+    for retries, kinds in ((4, GATE_RETRY), (0, GATE_NO_RETRY)):
+        writes = [c for c, is_write in by_mode[retries] if is_write]
+        assert writes, "no write to stall in mode %d" % retries
+        writes[0][1] = "stall"
+        others = [k for k in kinds if k != "stall"]
+        for j, case in enumerate(c for c, dummy in by_mode[retries] if c[1] is None):
+            case[1] = others[j % len(others)]
+        used = set(c[1] for c, dummy in by_mode[retries])
+        assert used == set(kinds), "the gate leaves out %s in mode %d" % (set(kinds) - used, retries)
+    return dict((state, [tuple(c) for c in cases]) for state, cases in per_step.items())
+
+
 def clear_failure(outcome):
     m = outcome.msg
     return (outcome.kind == "fail" and "Ironic" in m and "Traceback" not in m and bool(OPERATIONS.search(m))
@@ -98,7 +128,7 @@ def clear_failure(outcome):
 
 def test_node_accelerators_fault_at_every_request(lab, proxy, figures):
     # the requests of each step, fault-free: A -> B -> absent -> A
-    positions = {}
+    positions, logs = {}, {}
     proxy.set_plan(None)
     first = lab.run("A")
     assert first.kind == "exit", first
@@ -107,20 +137,13 @@ def test_node_accelerators_fault_at_every_request(lab, proxy, figures):
         out = lab.run(state)
         assert out.kind == "exit" and out.result["changed"], out
         assert lab.actual() == lab.expected(state)
-        positions[state] = len(proxy.log)
+        logs[state] = steady_log(proxy.log)
+        positions[state] = len(logs[state])
     # Round robin over the steps B, absent, A, B, ...: each case starts where the previous one's rerun left the
-    # node, so a case costs two runs. The gate gives every position of every step one fault, with retries and
-    # without in turn (kinds in turn); RELIABILITY_FULL=1 every kind at every position, in both modes.
-    per_step = {}
-    for i, state in enumerate(CYCLE[1:] + CYCLE[:1]):
-        per_step[state] = []
-        for n in range(1, positions[state] + 1):
-            if FULL:
-                per_step[state] += [(4, k, n) for k in KINDS] + [(0, k, n) for k in KINDS]
-            elif (n + i) % 2:
-                per_step[state].append((4, GATE_RETRY[n % len(GATE_RETRY)], n))
-            else:
-                per_step[state].append((0, GATE_NO_RETRY[n % len(GATE_NO_RETRY)], n))
+    # node, so a case costs two runs. RELIABILITY_FULL=1: every kind at every position, in both modes.
+    per_step = _gate_cases(logs) if not FULL else dict(
+        (state, [(r, k, n) for n in range(1, positions[state] + 1) for r in (4, 0) for k in KINDS])
+        for state in logs)
     cases = []
     for k in range(max(len(v) for v in per_step.values())):
         for state in CYCLE[1:] + CYCLE[:1]:

@@ -96,16 +96,20 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
             else:
                 stats["module_writes"] += out.result["requests"]["writes"]
                 stats["module_conflicts_resolved"] += out.result["requests"]["conflicts_resolved"]
+            # both sides have stopped: read each provider's traits and inventories once (plain HTTP), check
+            # both sides against that one read
+            traits_of = dict((u, pl.traits(u)) for u in owned + [cy["uuid"]])
+            inventories_of = dict((u, pl.inventories(u)) for u in owned + [ROOT_UUID, cy["uuid"]])
             # the module's side: exactly what this round asked for
             desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc))
             for u in owned:
-                traits = pl.traits(u)
+                traits = traits_of[u]
                 mine = sorted(t for t in traits if P.is_managed_trait(t))
                 if mine != sorted(desired[u]["traits"]):
                     problems.append("%s: module traits %s, wanted %s" % (u, mine, sorted(desired[u]["traits"])))
-                if not P.same_inventories(pl.inventories(u), desired[u]["inventories"]):
+                if not P.same_inventories(inventories_of[u], desired[u]["inventories"]):
                     problems.append("%s: module inventories lost" % u)
-            cy_traits = pl.traits(cy["uuid"])
+            cy_traits = traits_of[cy["uuid"]]
             fn = sorted(t for t in cy_traits if P.is_function_trait(t))
             if fn != sorted(t for t in desired[cy["uuid"]]["traits"] if P.is_function_trait(t)):
                 problems.append("cyborg provider: function traits %s" % fn)
@@ -113,12 +117,13 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
                 problems.append("cyborg provider lost OWNER_CYBORG")
             # the other writer's side: what it last committed
             for u, own in writer_state["traits"].items():
-                have = sorted(t for t in pl.traits(u) if t.startswith("CUSTOM_NOVA_W_"))
+                have = sorted(t for t in (traits_of[u] if u in traits_of else pl.traits(u))
+                              if t.startswith("CUSTOM_NOVA_W_"))
                 if have != own:
                     problems.append("%s: writer traits %s, it committed %s" % (u, have, own))
             for u, total in writer_state["inventories"].items():
                 rc = "VCPU" if u == ROOT_UUID else "FPGA"
-                have = pl.inventories(u).get(rc, {}).get("total")
+                have = (inventories_of[u] if u in inventories_of else pl.inventories(u)).get(rc, {}).get("total")
                 if have != total:
                     problems.append("%s: writer's %s total %s, it committed %s" % (u, rc, have, total))
             if problems:

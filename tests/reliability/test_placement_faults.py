@@ -4,8 +4,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Faults between the Placement modules and a real Placement (docs/reliability.md, "Faults").
 
-A fault-injecting proxy (faultproxy.py) sits between the modules and the real service. For every request
-position of a run and every fault kind, one run gets that fault: it must either succeed with the exact
+A fault-injecting proxy (faultproxy.py) sits between the modules and the real service. At a request
+position of a run (the gate: the first request of each kind and the last; RELIABILITY_FULL=1: every position
+and every fault kind), one run gets one fault: it must either succeed with the exact
 fault-free result (retried within bounds) or fail with a message that names Placement and the cause (no
 traceback); then a rerun without faults must converge to the same tree as a fault-free run, read back
 independently over plain HTTP (nothing lost, nothing duplicated).
@@ -18,8 +19,8 @@ import time
 import pytest
 
 from faultproxy import FaultProxy
-from helpers import (AFU_AES, fpga_record, gpu_record, nic_record, qat_record, discovery, patch_exits, run_module,
-                     tree_snapshot)
+from helpers import (AFU_AES, fpga_record, gpu_record, nic_record, qat_record, discovery, gate_positions, patch_exits,
+                     run_module, steady_log, tree_snapshot)
 
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_info as info_mod
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_tree as tree_mod
@@ -43,10 +44,12 @@ SCENARIOS = {
                [fpga_record(afu=AFU_AES), nic_record(numvfs=16), qat_record()]),
 }
 # The fault matrix of a scenario: (retries, fault kind, request position). With the default bounded retries
-# (4) the run should survive the fault; with request_retries=0 it should fail clearly. The gate runs one
-# fault at every request position, taking in turn drop_after (the change landed, the module never heard),
-# drop, 503 and stall with retries, and drop_after without retries (at writes): every kind and every
-# position in a few minutes on a shared machine. RELIABILITY_FULL=1 runs every kind at every position in
+# (4) the run should survive the fault; with request_retries=0 it should fail clearly. The gate faults the first
+# request of each kind (helpers.request_kind: method and path with uuids and names made generic; another
+# provider's PUT of its inventories takes the same path through the code) and the run's last request, one fault
+# each, taking in turn drop_after (the change landed, the module never heard), drop, 503 and stall with
+# retries, and drop_after without retries (at writes; at least one per run): every kind, every kind of
+# request, in a minute or two on a shared machine. RELIABILITY_FULL=1 runs every kind at every position in
 # both modes (the figures in docs/reliability.md say which run they come from).
 RETRY_KINDS = ("drop", "503", "stall", "500", "502", "504")
 GATE_MODES = ((4, "drop_after"), (4, "drop"), (4, "503"), (4, "stall"), (0, "drop_after"))
@@ -56,15 +59,19 @@ NO_RETRY_KINDS = ("drop", "drop_after", "500", "stall")
 def fault_matrix(log):
     """``log``: the (method, path) of each request of a fault-free run."""
     cases = []
-    for n, (method, dummy) in enumerate(log, 1):
-        if FULL:
+    if FULL:
+        for n in range(1, len(log) + 1):
             cases += [(4, k, n) for k in ("drop_after",) + RETRY_KINDS]
             cases += [(0, k, n) for k in NO_RETRY_KINDS]
-        else:
-            retries, kind = GATE_MODES[n % len(GATE_MODES)]
-            if retries == 0 and method == "GET":
-                retries, kind = GATE_MODES[0]
-            cases.append((retries, kind, n))
+        return cases
+    for j, n in enumerate(gate_positions(log)):
+        retries, kind = GATE_MODES[(j + 1) % len(GATE_MODES)]
+        if retries == 0 and log[n - 1][0] == "GET":
+            retries, kind = GATE_MODES[0]
+        cases.append((retries, kind, n))
+    if not any(c[0] == 0 for c in cases):   # a failure without retries at a write: the last one
+        j = max(j for j, c in enumerate(cases) if log[c[2] - 1][0] != "GET")
+        cases[j] = (0, "drop_after", cases[j][2])
     return cases
 
 
@@ -194,7 +201,7 @@ def _reference(lab, proxy, target):
     proxy.set_plan(None)
     ref = lab.tree(target)
     assert ref.kind == "exit" and ref.result["changed"], ref
-    log = [(m, path) for dummy, m, path, dummy2, dummy3 in proxy.log]
+    log = steady_log(proxy.log)
     expected = lab.snapshot()
     assert len(log) >= 10 and expected[1] == 0, (log, expected)
     return log, expected
@@ -238,6 +245,8 @@ def test_provider_tree_fault_at_every_request(lab, proxy, figures, scenario):
                     proxy.set_plan(None)
                     assert lab.tree(target).kind == "exit"
         positions = {"A_to_B": len(log_there), "B_to_A": len(log_back)}
+    # the gate's sample still has every mode: each retried kind, and a failure without retries
+    assert FULL or set(GATE_MODES) <= set(c[:2] for c in cases), cases
     stats["seconds"] = round(time.time() - started, 1)
     stats["positions"] = positions
     stats["cases"] = len(cases)
@@ -306,13 +315,18 @@ def test_placement_down_fails_clearly_within_bounds(lab, proxy, figures):
 def test_provider_info_fault_at_every_request(lab, proxy, figures):
     lab.prepare("update")
     proxy.set_plan(None)
+    assert lab.info().kind == "exit"
+    proxy.set_plan(None)   # the requests of a run in the steady state (a first run may make one more)
     ref = lab.info()
     assert ref.kind == "exit", ref
     positions = len(proxy.log)
     stats = {"faults_injected": 0, "survived_in_run": 0, "failed_clearly": 0}
+    # the gate: the first request of each kind and the last one (helpers.gate_positions), the modes in turn;
+    # RELIABILITY_FULL=1: every mode at every position
     modes = ((4, "drop"), (4, "503"), (4, "stall"), (0, "drop"))
     cases = [(r, k, n) for n in range(1, positions + 1) for r, k in modes] if FULL else \
-        [modes[n % len(modes)] + (n,) for n in range(1, positions + 1)]
+        [modes[j % len(modes)] + (n,) for j, n in enumerate(gate_positions(steady_log(proxy.log)))]
+    assert FULL or set(c[:2] for c in cases) == set(modes), cases
     for retries, kind, n in cases:
         proxy.set_plan({n: kind})
         out = lab.info(request_retries=retries)

@@ -12,7 +12,11 @@ forks:
 1. floor: a play with one ansible.builtin.ping task;
 2. converge from scratch (the declaration: 4 VFs on the first X710 PF, bound to vfio-pci);
 3. no-op converge (the same again), --repeat times, each followed by a floor run, so the ratio compares runs
-   taken under the same machine load.
+   taken under the same machine load;
+4. with --plain: every converged host rendered as a plain tree (the simulator's tree writer, from its state), and
+   --repeat more no-op + floor pairs on those. A no-op run writes nothing, so the plain tree is faithful for it
+   (checked: a digest of every tree is the same after each run), and discovery then reads files at the speed of
+   a file system rather than through a Python FUSE daemon per host.
 
 Each run is timed (wall clock, and the CPU time of ansible-playbook and everything it started), the per-task wall
 time is taken by a small callback (task start to the next task's start: with the linear strategy that is the time
@@ -20,13 +24,14 @@ the slowest fork needed for it), and the results are checked independently: ever
 number of writes the FUSE daemons served during a no-op run (must be 0), changed counts and failures.
 
 Usage (root, /dev/fuse): .venv/bin/python bench/fleet_bench.py [--hosts 100] [--forks 5] [--repeat 3]
-[--lab nic-sriov] [--mount-jobs 4] [--collection DIR] [--compare DIR] [--keep DIR] [--json FILE]
+[--lab nic-sriov] [--mount-jobs 4] [--collection DIR] [--compare DIR] [--plain] [--keep DIR] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import platform
@@ -138,7 +143,7 @@ def placement_request(svc, method, path, body=None):
         return r.status
 
 
-def write_inventory(work, hosts, svc, lab):
+def write_inventory(work, hosts, svc, lab, root="root", name="inventory.yml"):
     lines = ["all:", "  vars:",
              "    ansible_connection: local",
              "    ansible_python_interpreter: %s" % json.dumps(sys.executable),
@@ -150,10 +155,10 @@ def write_inventory(work, hosts, svc, lab):
     for name in hosts:
         d = os.path.join(work, "hosts", name)
         lines += ["    %s:" % name,
-                  "      accelerator_host_root: %s" % json.dumps(os.path.join(d, "root")),
+                  "      accelerator_host_root: %s" % json.dumps(os.path.join(d, root)),
                   "      accelerator_host_lock_dir: %s" % json.dumps(os.path.join(d, "lock")),
                   "      accelerator_host_persist_root: %s" % json.dumps(os.path.join(d, "persist"))]
-    path = os.path.join(work, "inventory.yml")
+    path = os.path.join(work, name)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
@@ -230,6 +235,48 @@ def unmount_hosts(work, hosts):
             print("umount %s: %s" % (root, e.stdout.strip()), file=sys.stderr)
 
 
+def render_plain(work, hosts):
+    """Plain-tree copies of the hosts as they are now (converged): each host's state rendered by the simulator's
+    tree writer under hosts/<name>/plain, its disk directories (etc, var) linked to the state's. A no-op run
+    writes nothing, so a plain tree is faithful for it, and it is read at the speed of a real file system instead
+    of through a Python FUSE daemon (whose per-operation latency, milliseconds on a busy machine, is the
+    simulator's, not the role's)."""
+    if SIM not in sys.path:
+        sys.path.insert(0, SIM)
+    from accelsim.kernel import Host
+    from accelsim.render import write_tree
+    from accelsim.store import DISK_DIRS, StateStore
+    for name in hosts:
+        d = os.path.join(work, "hosts", name)
+        dest = os.path.join(d, "plain")
+        if os.path.lexists(dest):
+            shutil.rmtree(dest)
+        state_dir = os.path.join(d, "state")
+        write_tree(Host(StateStore(state_dir).load()), dest)
+        for disk in DISK_DIRS:
+            if not os.path.lexists(os.path.join(dest, disk)):
+                os.symlink(os.path.join(state_dir, disk), os.path.join(dest, disk))
+
+
+def tree_digest(work, hosts, sub="plain"):
+    """One digest of every path, kind, mode, symlink target and file content under the hosts' plain trees."""
+    h = hashlib.sha256()
+    for name in hosts:
+        top = os.path.join(work, "hosts", name, sub)
+        for base, dirs, files in os.walk(top):
+            dirs.sort()
+            for entry in sorted(dirs + files):
+                full = os.path.join(base, entry)
+                st = os.lstat(full)
+                h.update(("%s %o\n" % (os.path.relpath(full, top), st.st_mode)).encode())
+                if os.path.islink(full):
+                    h.update(os.readlink(full).encode())
+                elif os.path.isfile(full):
+                    with open(full, "rb") as f:
+                        h.update(f.read())
+    return h.hexdigest()
+
+
 def top_tasks(run, n=20):
     tasks = sorted(run["tasks"], key=lambda t: -t["wall"])[:n]
     return [{"name": t["name"], "action": t["action"], "wall": round(t["wall"], 2), "hosts": t["hosts"],
@@ -257,6 +304,10 @@ def main():
     ap.add_argument("--compare", metavar="DIR",
                     help="after the no-op runs, run --repeat more no-op + floor pairs with this collection tree (a "
                          "changed role) on the same converged hosts")
+    ap.add_argument("--plain", action="store_true",
+                    help="after the no-op runs on the FUSE mounts, render each converged host as a plain tree and "
+                         "run --repeat more no-op + floor pairs on those (a no-op run writes nothing, so a plain tree "
+                         "is faithful for it; it takes the simulator's FUSE latency out of the discovery reads)")
     ap.add_argument("--keep", help="work in this directory and leave it (mounts are still unmounted)")
     ap.add_argument("--json", help="write every figure here")
     args = ap.parse_args()
@@ -316,6 +367,16 @@ def main():
             print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
             runs.append(run_playbook(work, inventory, ping, args.forks, "floor-%d" % i))
             print(summarise(runs[-1]), flush=True)
+        if args.plain:
+            render_plain(work, hosts)
+            plain_inventory = write_inventory(work, hosts, svc, args.lab, root="plain", name="inventory-plain.yml")
+            digest = tree_digest(work, hosts)
+            for i in range(1, args.repeat + 1):
+                runs.append(run_playbook(work, plain_inventory, converge, args.forks, "plainnoop-%d" % i))
+                runs[-1]["tree_unchanged"] = tree_digest(work, hosts) == digest
+                print(summarise(runs[-1]), "plain trees unchanged: %s" % runs[-1]["tree_unchanged"], flush=True)
+                runs.append(run_playbook(work, plain_inventory, ping, args.forks, "plainfloor-%d" % i))
+                print(summarise(runs[-1]), flush=True)
         for i in range(1, args.repeat + 1 if args.compare else 1):
             writes0 = fuse_writes(work, hosts)
             runs.append(run_playbook(work, inventory, os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
@@ -353,6 +414,21 @@ def main():
         for t in top_tasks(best):
             print("  %7.2f  %3d %3d  %-28s %s" % (t["wall"], t["hosts"], t["skipped"], t["action"], t["name"]))
         print("module executions per no-op run: %s" % json.dumps(best["executions"], sort_keys=True))
+    plain_pairs = [(n, report["runs"][report["runs"].index(n) + 1]) for n in report["runs"]
+                   if n["label"].startswith("plainnoop") and report["runs"].index(n) + 1 < len(report["runs"])]
+    if plain_pairs:
+        ratios = sorted(n["wall"] / f["wall"] for n, f in plain_pairs)
+        cpu_ratios = sorted(n["cpu"] / f["cpu"] for n, f in plain_pairs)
+        report["plain_noop_vs_floor"] = {"wall_ratios": ratios, "median_wall_ratio": ratios[len(ratios) // 2],
+                                         "cpu_ratios": cpu_ratios, "median_cpu_ratio": cpu_ratios[len(cpu_ratios) // 2],
+                                         "trees_unchanged": all(n["tree_unchanged"] for n, f in plain_pairs)}
+        print("\nplain trees: no-op / floor, wall: %s (median %.2f); cpu: %s (median %.2f); trees unchanged: %s"
+              % (", ".join("%.2f" % x for x in ratios), report["plain_noop_vs_floor"]["median_wall_ratio"],
+                 ", ".join("%.2f" % x for x in cpu_ratios), report["plain_noop_vs_floor"]["median_cpu_ratio"],
+                 report["plain_noop_vs_floor"]["trees_unchanged"]))
+        best = min((n for n, f in plain_pairs), key=lambda r: r["wall"])
+        for t in top_tasks(best, 10):
+            print("  %7.2f  %3d %3d  %-28s %s" % (t["wall"], t["hosts"], t["skipped"], t["action"], t["name"]))
     cmp_pairs = [(n, report["runs"][report["runs"].index(n) + 1]) for n in report["runs"] if n["label"].startswith("cmpnoop")
                  and report["runs"].index(n) + 1 < len(report["runs"])]
     if cmp_pairs:
@@ -371,9 +447,11 @@ def main():
             json.dump(report, f, indent=1)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    failed = [r["label"] for r in report["runs"] if r["rc"] != 0]
+    failed = [r["label"] for r in report["runs"] if r["rc"] != 0 or r.get("tree_unchanged") is False
+              or (r["label"].startswith(("noop", "plainnoop")) and (r["results"]["changed"] or r.get("fuse_writes")))]
     if failed:
-        print("runs that failed: %s (logs in the work directory; use --keep)" % ", ".join(failed))
+        print("runs that failed, changed something or wrote: %s (logs in the work directory; use --keep)"
+              % ", ".join(failed))
         return 1
     return 0
 

@@ -25,7 +25,8 @@ options:
         C(cards) (the role's card records: address, function, kind, status, reason, loaded, module, in_use_by),
         C(problems) (of the resolution), C(planned), C(applied) and C(verify) (by card address), C(drained),
         C(kept_drained), C(drift), C(error), C(reported) (whether the host was in the batch's report) and
-        C(providers) (the C(providers) of the batch's M(accelops.lifecycle.placement_provider_tree) result).
+        C(placement_share) (the host's entry of RV(accelops.lifecycle.placement_provider_tree#module:by_host) in
+        the batch's report: its action counts and drained providers).
     type: dict
     required: true
 '''
@@ -140,20 +141,19 @@ def converge_report(data):
     problems = list(data.get("problems") or [])
     host = data.get("host")
 
-    reported = bool(data.get("reported")) and data.get("providers") is not None
-    providers = [p for p in (data.get("providers") or []) if p.get("host") == data.get("placement_host")] \
-        if reported else []
+    share = data.get("placement_share")
+    reported = bool(data.get("reported")) and isinstance(share, Mapping)
     counts = None
     if reported:
-        counts = dict((k, sum(1 for p in providers if p.get("action") == k)) for k in REPORT_ACTIONS)
+        summary = share.get("summary") or {}
+        counts = dict((k, summary.get(k, 0)) for k in REPORT_ACTIONS)
     undrained = _unique_minus(drained, kept) if reported else []
     # drained in Placement after the report, not by this run: someone else's drain, left so (keep_drained)
     pre_drained = []
-    for p in providers:
-        if p.get("drained"):
-            address = p.get("address") or ""
-            if not [k for k in kept if k in (address, address.split("_")[0])]:
-                pre_drained.append(p.get("name"))
+    for p in (share.get("drained") or []) if reported else []:
+        address = p.get("address") or ""
+        if not [k for k in kept if k in (address, address.split("_")[0])]:
+            pre_drained.append(p.get("name"))
 
     cards = []
     for c in data.get("cards") or []:

@@ -1033,9 +1033,27 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
         "diff": {"before": before, "after": after},
         "requests": {"total": client.requests, "writes": client.writes, "conflicts_resolved": conv.conflicts,
                      "retried": client.retried},
-        "summary": dict((k, sum(1 for p in providers if p["action"] == k))
-                        for k in ("created", "updated", "unchanged", "pruned", "kept", "foreign")),
+        "summary": _counts(providers),
+        "by_host": by_host(providers),
     }
+
+
+ACTIONS = ("created", "updated", "unchanged", "pruned", "kept", "foreign")
+
+
+def _counts(providers):
+    return dict((k, sum(1 for p in providers if p["action"] == k)) for k in ACTIONS)
+
+
+def by_host(providers):
+    """Per host: its providers' action counts and its drained providers (name, address). A caller that reports
+    many hosts in one run (the converge role's batch report) reads one host's share without the whole list."""
+    grouped = {}
+    for p in providers:
+        grouped.setdefault(p["host"], []).append(p)
+    return dict((host, {"summary": _counts(provs),
+                        "drained": [{"name": p["name"], "address": p["address"]} for p in provs if p["drained"]]})
+                for host, provs in grouped.items())
 
 
 # -- the info side -----------------------------------------------------------------------------------------

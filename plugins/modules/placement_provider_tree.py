@@ -278,6 +278,18 @@ summary:
   returned: always
   type: dict
   sample: {created: 16, updated: 0, unchanged: 0, pruned: 0, kept: 0, foreign: 0}
+by_host:
+  description:
+    - Per host of the run (by its name, as in RV(providers[].host)), its share of RV(summary) and its drained
+      providers, so that one host's outcome can be read without the whole RV(providers) list (the
+      C(accelops.lifecycle.accelerator_host) role reports a batch of hosts in one call and summarises each host
+      from this).
+  returned: always
+  type: dict
+  sample:
+    compute1:
+      summary: {created: 0, updated: 1, unchanged: 3, pruned: 0, kept: 0, foreign: 0}
+      drained: [{name: "compute1_0000:3b:00.0", address: "0000:3b:00.0"}]
 requests:
   description: HTTP requests this run sent to Placement (C(total), C(writes)), generation conflicts it
     resolved (C(conflicts_resolved)) and requests it repeated after no answer or a 5xx (C(retried)).

@@ -85,7 +85,8 @@ def card(address, status="todo", **over):
 def recorded(**over):
     base = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn1",
             "fail_on_drift": False, "cards": [], "problems": [], "planned": {}, "applied": {}, "verify": {},
-            "drained": [], "kept_drained": [], "drift": [], "error": None, "reported": True, "providers": []}
+            "drained": [], "kept_drained": [], "drift": [], "error": None, "reported": True,
+            "placement_share": {"summary": {}, "drained": []}}
     base.update(over)
     return base
 
@@ -145,14 +146,10 @@ def test_plan_mode_lists_would_change_and_placement_drift_and_fails_on_drift_onl
 
 
 def test_placement_line_counts_undrains_and_keeps_others_drains():
-    providers = [
-        {"host": "cn1", "name": "cn1", "address": None, "action": "unchanged", "drained": False},
-        {"host": "cn1", "name": "cn1_a", "address": "a", "action": "updated", "drained": False},
-        {"host": "cn1", "name": "cn1_b_vf1", "address": "b_vf1", "action": "unchanged", "drained": True},
-        {"host": "cn1", "name": "cn1_c", "address": "c", "action": "unchanged", "drained": True},
-        {"host": "other", "name": "other_a", "address": "a", "action": "created", "drained": False},
-    ]
-    report = converge_report(recorded(drained=["a", "b"], kept_drained=["b"], providers=providers))
+    # the host's share of the batch report (placement_provider_tree's by_host): counts and drained providers
+    share = {"summary": {"created": 0, "updated": 1, "unchanged": 3, "pruned": 0, "kept": 0, "foreign": 0},
+             "drained": [{"name": "cn1_b_vf1", "address": "b_vf1"}, {"name": "cn1_c", "address": "c"}]}
+    report = converge_report(recorded(drained=["a", "b"], kept_drained=["b"], placement_share=share))
     assert report["placement"] == {"drained": ["a", "b"], "undrained": ["a"], "kept_drained": ["b"],
                                    "already_drained": ["cn1_c"],
                                    "summary": {"created": 0, "updated": 1, "unchanged": 3, "pruned": 0, "kept": 0,
@@ -163,7 +160,7 @@ def test_placement_line_counts_undrains_and_keeps_others_drains():
 
 
 def test_a_host_left_out_of_the_report_says_not_reported_and_keeps_its_drains():
-    report = converge_report(recorded(drained=["a"], reported=False, providers=[{"host": "cn1", "name": "x"}],
+    report = converge_report(recorded(drained=["a"], reported=False,
                                       error="the host is locked by another converge"))
     assert report["placement"]["summary"] is None
     assert report["placement"]["undrained"] == []

@@ -151,6 +151,11 @@ def test_one_call_reports_each_host_with_its_own_names_overrides_and_drain(fake)
     assert "CUSTOM_FUNCTION_ZSTD" in t2 and "CUSTOM_GOLD" in t2 and "CUSTOM_FUNCTION_GZIP" not in t2
     assert inv(fake, "cn3_0000:d8:00.0")["reserved"] == 4
     assert [p["drained"] for p in r["providers"]] == [False, False, True]
+    # each host's share, without the whole providers list
+    assert sorted(r["by_host"]) == ["cn1", "cn2", "cn3"]
+    assert r["by_host"]["cn1"] == {"summary": {"created": 1, "updated": 0, "unchanged": 0, "pruned": 0, "kept": 0,
+                                               "foreign": 0}, "drained": []}
+    assert r["by_host"]["cn3"]["drained"] == [{"name": "cn3_0000:d8:00.0", "address": "0000:d8:00.0"}]
     # the same batch again: nothing to write, one request (the provider list) plus the detail reads
     writes = fake.sent[:]
     r = run(fake, hosts)

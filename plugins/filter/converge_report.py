@@ -11,11 +11,11 @@ short_description: The per-host summary of an accelerator_host converge or plan
 version_added: 0.1.0
 description:
   - Builds C(accelerator_host_report), the per-host summary the C(accelops.lifecycle.accelerator_host) role sets and
-    prints, from what the run recorded: the cards and their status, the plans, the results of the programming
-    modules, the verification, the drains, the batch's report to Placement, the drift and the error.
+    prints, from what the run recorded (the cards and their status, the plans, the results of the programming
+    modules, the verification, the drains, the batch's report to Placement, the drift and the error).
   - Each card ends in one status, V(ok) (carries its function), V(changed), V(would-change) (plan mode),
     V(blocked) (in use), V(unsupported), V(failed), V(plan-failed) or V(not-applied), with the reason.
-  - C(failure) in the result is the message the host fails with (V(null) when it does not fail): on an error, on
+  - C(failure) in the result is the message the host fails with (V(null) when it does not fail), on an error, on
     cards that did not converge (converge mode), or on drift in plan mode with C(fail_on_drift).
 options:
   _input:

@@ -22,11 +22,11 @@ options:
     description:
       - What the run recorded, a dictionary with the keys C(host), C(root), C(plan_only), C(placement) (whether
         the host is reported to Placement), C(placement_host) (its compute node's name), C(fail_on_drift),
-        C(cards) (the role's card records: address, function, kind, status, reason, loaded, module, in_use_by),
+        C(cards) (the role's card records, with address, function, kind, status, reason, loaded, module, in_use_by),
         C(problems) (of the resolution), C(planned), C(applied) and C(verify) (by card address), C(drained),
         C(kept_drained), C(drift), C(error), C(reported) (whether the host was in the batch's report) and
         C(placement_share) (the host's entry of RV(accelops.lifecycle.placement_provider_tree#module:by_host) in
-        the batch's report: its action counts and drained providers).
+        the batch's report, its action counts and drained providers).
     type: dict
     required: true
 '''
@@ -46,15 +46,38 @@ _value:
   description: The report (the role's README describes every key).
   type: dict
   contains:
-    host: {description: The inventory name., type: str}
-    mode: {description: V(converge) or V(plan)., type: str}
-    cards: {description: One record per declared card, with its C(status) and C(why)., type: list, elements: dict}
-    changed: {description: Addresses of the cards changed., type: list, elements: str}
-    blocked: {description: Addresses of the cards in use that needed a change., type: list, elements: str}
-    failed: {description: Addresses of the cards that failed., type: list, elements: str}
-    placement: {description: Drained, undrained, kept drained, already drained, and the report's counts., type: dict}
-    lines: {description: The readable summary, one line each., type: list, elements: str}
-    failure: {description: Why the host fails, or V(null)., type: str}
+    host:
+      description: The inventory name.
+      type: str
+    mode:
+      description: V(converge) or V(plan).
+      type: str
+    cards:
+      description: One record per declared card, with its C(status) and C(why).
+      type: list
+      elements: dict
+    changed:
+      description: Addresses of the cards changed.
+      type: list
+      elements: str
+    blocked:
+      description: Addresses of the cards in use that needed a change.
+      type: list
+      elements: str
+    failed:
+      description: Addresses of the cards that failed.
+      type: list
+      elements: str
+    placement:
+      description: The drained, undrained, kept drained and already drained providers, and the report's counts.
+      type: dict
+    lines:
+      description: The readable summary, one line each.
+      type: list
+      elements: str
+    failure:
+      description: Why the host fails, or V(null).
+      type: str
 '''
 
 from collections.abc import Mapping

@@ -44,12 +44,10 @@ _value:
   type: str
 '''
 
-import re
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-
-_SHA = re.compile(r"^(sha256:)?[0-9a-fA-F]{64}$")
+from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import SHA256_RE
 
 SETTINGS_MSG = (
     "accelerator_host: accelerator_host_functions must be a list, accelerator_host_mode converge or plan, "
@@ -85,8 +83,8 @@ def _sum(value):
 
 def not_allowed(functions, allowed):
     """The entries of functions outside the allow-list allowed, one line each."""
-    names = set(str(a).lower() for a in allowed if not _SHA.match(str(a)))
-    sums = set(_sum(a) for a in allowed if _SHA.match(str(a)))
+    names = set(str(a).lower() for a in allowed if not SHA256_RE.match(_sum(a)))
+    sums = set(_sum(a) for a in allowed if SHA256_RE.match(_sum(a)))
     out = []
     for entry in functions:
         entry = entry if isinstance(entry, Mapping) else {}

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils
+DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium
 PYTHON ?= $(shell tools/find-python.sh)
 
 .PHONY: all demo test setup deps venv services-venv stage clean

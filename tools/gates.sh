@@ -23,18 +23,9 @@ done
 ctl_py=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 ln -sf "$venv/bin/python" ".build/pybin/python$ctl_py"
 
-# ansible-test downloads a pip bootstrap script from a host this network cannot reach; give it a stand-in.
-pip_ver=$("$venv/bin/python" - <<'PY'
-import re, ansible_test, os
-src = open(os.path.join(os.path.dirname(ansible_test.__file__), "_internal", "python_requirements.py")).read()
-m = re.search(r"pip='([0-9.]+)'", src)
-print(m.group(1) if m else "")
-PY
-)
-if [ -n "$pip_ver" ]; then
-  mkdir -p "$HOME/.ansible/test/cache"
-  cp tools/get_pip_standin.py "$HOME/.ansible/test/cache/get_pip_${pip_ver//./_}.py"
-fi
+# What ansible-test keeps in the home directory (its pip bootstrap stand-in, its SSH key pair) is made before any
+# ansible-test command, once: a first run on a fresh machine must not depend on which job gets there first.
+tools/ansible-test-home.sh "$venv/bin/python" || { echo "gates: tools/ansible-test-home.sh failed"; exit 1; }
 
 # A staging tree per run: two gate runs at once (or a demo re-staging) never pull a tree from under each other.
 run_dir="$top/.build/gates/run-$$"
@@ -113,7 +104,8 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
   if ! start_services "$jcoll" "$sdir"; then
     stop_services "$sdir"; echo "integration: the services did not start (logs: $sdir)" >"$out"; return 1
   fi
-  (cd "$jcoll" && ansible-test integration --color no --python "$ctl_py" --allow-destructive --continue-on-error "$@") 2>&1 |
+  (cd "$jcoll" && HOME=$int_home ansible-test integration --color no --python "$ctl_py" --allow-destructive \
+    --continue-on-error "$@") 2>&1 |
     time_targets >"$out"
   rc=${PIPESTATUS[0]}
   stop_services "$sdir"
@@ -123,9 +115,15 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
 # The targets are split into groups by their `shippable/posix/groupN` alias; each group runs as a job of its own
 # (own staged tree, own Placement/Cyborg/Ironic), INTEGRATION_JOBS (default 2) at a time: most of a target's
 # time is one ansible-playbook process on one core. With TARGETS set (development), one job runs those.
+# Every job runs ansible-test with one new, empty home directory (int_home), prepared the way the gates prepare
+# the user's: each run starts the jobs the way a new user's first run does, so that first-run state (the key
+# pair two jobs would both make) cannot hide behind what an earlier run left in the real home.
 gate_integration() {
   local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll
   mkdir -p "$out_dir"
+  int_home="$run_dir/home"
+  rm -rf "$int_home"; mkdir -p "$int_home"
+  HOME=$int_home tools/ansible-test-home.sh "$venv/bin/python" || return 1
   if [ -n "${TARGETS:-}" ] || [ "$jobs" -le 1 ]; then
     # shellcheck disable=SC2086  # TARGETS is a list of words
     integration_job "$coll" "$run_dir/services" "$out_dir/all.log" ${TARGETS:-} || rc=1

@@ -16,6 +16,8 @@ deps:
 	  echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@# the simulator's FUSE mounts need /dev/fuse; a machine that has not loaded the module yet has none
+	@[ -e /dev/fuse ] || modprobe fuse 2>/dev/null || echo "warning: /dev/fuse is missing and modprobe fuse failed"
 
 ## The virtualenv with pinned Python packages (rebuilt when the requirement files change).
 $(VENV)/.stamp: requirements.txt requirements-dev.txt tests/constraints.txt

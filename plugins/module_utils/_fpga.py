@@ -32,7 +32,7 @@ import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import make_dirs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import BEFORE, make_dirs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
@@ -630,7 +630,8 @@ class BootUnit(object):
             "# Written by accelops.lifecycle.fpga_program; do not edit.",
             "[Unit]",
             "Description=Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
-            "Before=libvirtd.service nova-compute.service",
+            # the same services as every other boot unit: on modular-libvirt hosts VMs start from virtqemud
+            "Before=%s" % BEFORE,
             "After=systemd-modules-load.service local-fs.target",
             "",
             "[Service]",

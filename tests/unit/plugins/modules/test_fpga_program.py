@@ -362,7 +362,7 @@ def test_persistent_unit_survives_reboot(tmp_path):
     r = run(args)
     assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
     text = open(unit).read()
-    assert "Before=libvirtd.service nova-compute.service" in text and "Type=oneshot" in text
+    assert "Before=libvirtd.service virtqemud.service nova-compute.service\n" in text and "Type=oneshot" in text
     assert os.readlink(os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit))) \
         == "../" + os.path.basename(unit)
     kept = os.path.join(h.root, "var/lib/accelops/fpga", digest + ".gbs")

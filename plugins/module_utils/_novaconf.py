@@ -338,9 +338,12 @@ class _Renderer:
                 if m["max_instances"]:
                     body.append(("max_instances", str(m["max_instances"])))
                 sections.append(("mdev_%s" % m["type"], body))
-        if specs or aliases:
+        if specs or aliases or self.opts["report_in_placement"]:
             body = []
-            if specs and self.opts["report_in_placement"]:
+            # Written even when this host has no device_spec: Nova reads a missing option as False, and a compute
+            # node that reported PCI devices before then stops reporting (PlacementPciException: it cannot be
+            # turned off once on), e.g. a host that moves to mdev vGPUs only.
+            if self.opts["report_in_placement"]:
                 body.append(("report_in_placement", "True"))
             body.extend(("device_spec", _json(s)) for s in specs)
             body.extend(("alias", _json(x)) for x in aliases)

@@ -298,9 +298,13 @@ def test_declared_nova_keys_win(lab):
     assert all(s["managed"] == "no" for s in r["device_specs"])
 
 
-def test_nothing_declared_renders_only_the_header(lab):
+def test_nothing_declared_keeps_report_in_placement_on(lab):
+    # Nova reads a missing report_in_placement as False, and a node that reported PCI before stops reporting
     r = nc.render([], lab, {"host": "h"})
-    assert parse_ini(r["nova_conf"]) == {} and r["nova_conf"].startswith(nc.MARKER)
+    assert parse_ini(r["nova_conf"]) == {"pci": {"report_in_placement": ["True"]}}
+    assert r["nova_conf"].startswith(nc.MARKER)
+    off = nc.render([], lab, {"host": "h", "report_in_placement": False})
+    assert parse_ini(off["nova_conf"]) == {} and off["nova_conf"].startswith(nc.MARKER)
     assert r["alias_conf"] == nc.MARKER + "\n# Do not edit: the next run overwrites it. Change the declaration instead.\n"
 
 
@@ -409,3 +413,10 @@ def test_merge_aliases_of_several_hosts(lab):
     other = copy.deepcopy(a["aliases"])
     other[0]["traits"] = "CUSTOM_OTHER"
     assert "differs between hosts" in nc.merge_aliases([a, other])["problems"][0]
+
+
+def test_mdev_only_host_keeps_report_in_placement_on(lab):
+    r = nc.render([FUNCTIONS[0]], lab, {"host": "h"})
+    ini = parse_ini(r["nova_conf"])
+    assert ini["devices"]["enabled_mdev_types"] == ["nvidia-231"]
+    assert ini["pci"] == {"report_in_placement": ["True"]}

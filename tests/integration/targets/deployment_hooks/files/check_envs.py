@@ -30,7 +30,8 @@ def main(work, parser):
     assert t4["first_line"] == MARKER
     assert t4["sections"]["devices"]["enabled_mdev_types"] == ["nvidia-231"], t4
     assert t4["sections"]["mdev_nvidia-231"]["device_addresses"] == ["0000:18:00.0"]
-    assert t4["device_spec"] == [] and "pci" not in t4["sections"]
+    # an mdev-only host keeps PCI-in-Placement on: Nova reads a missing option as False
+    assert t4["device_spec"] == [] and t4["sections"]["pci"] == {"report_in_placement": ["True"]}, t4
     assert [s["address"] for s in demo["device_spec"]] == [
         "0000:3b:00.4", "0000:3b:00.5", "0000:3b:00.6", "0000:3b:00.7", "0000:d8:00.0"], demo["device_spec"]
     assert not [s for s in demo["device_spec"] if s["address"] == "0000:5e:00.0"], "the FPGA went to Cyborg"

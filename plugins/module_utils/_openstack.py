@@ -53,6 +53,16 @@ OPENSTACK_ARGUMENT_SPEC = dict(
     timeout=dict(type="int", default=180),
 )
 
+# The accepted range of the numeric options (request_retries and request_retry_delay where the module has
+# them) and the str options that hold paths, checked by AccelopsModule with a message naming the option.
+OPENSTACK_RANGES = {
+    "api_timeout": (1, 3600, "seconds"),
+    "timeout": (0, 86400, "seconds"),
+    "request_retries": (0, 20),
+    "request_retry_delay": (0, 60, "seconds"),
+}
+OPENSTACK_PATHS = ("ca_cert", "client_cert", "client_key")
+
 # Options that describe the connection when no cloud dict is given.
 _CONNECTION_OPTIONS = ("auth", "auth_type", "region_name", "validate_certs", "ca_cert", "client_cert", "client_key",
                        "api_timeout")
@@ -308,7 +318,10 @@ class OpenStackModule(object):
     module_kwargs = {}
 
     def __init__(self):
-        self.ansible = _AnsibleModule(argument_spec=openstack_argument_spec(**self.argument_spec), **self.module_kwargs)
+        kwargs = dict(self.module_kwargs)
+        kwargs["ranges"] = dict(OPENSTACK_RANGES, **kwargs.get("ranges", {}))
+        kwargs["paths"] = OPENSTACK_PATHS + tuple(kwargs.get("paths", ()))
+        self.ansible = _AnsibleModule(argument_spec=openstack_argument_spec(**self.argument_spec), **kwargs)
         # also when the invocation is not logged (module-level no_log): results are masked with the same values
         self.ansible.no_log_values.update(cloud_secrets(self.ansible.params.get("cloud")))
         self.params = self.ansible.params

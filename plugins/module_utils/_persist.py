@@ -30,6 +30,8 @@ import os
 import re
 import tempfile
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import check_path
+
 
 def make_dirs(path, mode=0o755):
     """``os.makedirs`` whose every created directory gets ``mode`` whatever the umask (os.makedirs applies its
@@ -114,6 +116,10 @@ class Files(object):
 
     def __init__(self, sysfs, persist_root=None):
         self.sysfs = sysfs
+        if persist_root is not None:
+            # ValueError naming the option: a root the kernel cannot take would otherwise fail in the middle
+            # of planning (a NUL: "embedded null byte"; a non-UTF-8 name: the generated units are UTF-8)
+            check_path("persist_root", persist_root)
         self.root = os.path.abspath(persist_root or sysfs.root)
 
     def real(self, host_path):

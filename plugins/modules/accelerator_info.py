@@ -346,6 +346,7 @@ def main():
             publish_facts=dict(type="bool", default=False),
             vf_detail=dict(type="str", default="full", choices=["full", "summary"]),
         ),
+        paths=("libvirt_run_dir", "nvidia_smi"),
         supports_check_mode=True,
     )
     p = module.params

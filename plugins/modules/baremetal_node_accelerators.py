@@ -258,7 +258,8 @@ class BaremetalNodeAcceleratorsModule(OpenStackModule):
         lock_delay=dict(type="float", default=2.0),
         **RETRY_ARGUMENT_SPEC
     )
-    module_kwargs = dict(supports_check_mode=True)
+    # the lower bounds (0) are checked in run(), naming both options
+    module_kwargs = dict(supports_check_mode=True, ranges={"lock_retries": (None, 100), "lock_delay": (None, 600, "seconds")})
 
     def desired(self):
         """(owned traits, accelerators or None, functions detail, problems) from the options."""

@@ -140,7 +140,7 @@ class DeviceProfileInfoModule(OpenStackModule):
         candidate_limit=dict(type="int"),
         **RETRY_ARGUMENT_SPEC
     )
-    module_kwargs = dict(supports_check_mode=True)
+    module_kwargs = dict(supports_check_mode=True, ranges={"candidate_limit": (1, 100000)})
 
     def run(self):
         p = self.params

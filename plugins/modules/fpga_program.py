@@ -408,6 +408,7 @@ def main():
             persistent=dict(type="bool", default=False),
             persist_root=dict(type="path"),
         ),
+        ranges={"timeout": (1, 86400, "seconds")},
         required_together=[("rollback_bitstream", "rollback_sha256")],
         supports_check_mode=True,
     )

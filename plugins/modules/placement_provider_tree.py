@@ -329,6 +329,7 @@ class PlacementProviderTreeModule(OpenStackModule):
     )
     module_kwargs = dict(
         supports_check_mode=True,
+        ranges={"conflict_retries": (0, 100)},
         mutually_exclusive=[("hosts", "discovery"), ("hosts", "host"), ("hosts", "root_provider"),
                             ("hosts", "name_prefix")],
         required_one_of=[("hosts", "discovery")],

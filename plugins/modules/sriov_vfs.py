@@ -225,6 +225,9 @@ def main():
             libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             tool_timeout=dict(type="int", default=60),
         ),
+        ranges={"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094),
+                "tool_timeout": (0, 86400, "seconds")},
+        paths=("libvirt_run_dir",),
         supports_check_mode=True,
     )
     p = module.params

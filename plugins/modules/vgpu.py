@@ -256,6 +256,8 @@ def main():
             libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             tool_timeout=dict(type="int", default=60),
         ),
+        ranges={"count": (0, 4096), "tool_timeout": (0, 86400, "seconds")},
+        paths=("libvirt_run_dir",),
         supports_check_mode=True,
     )
     p = module.params

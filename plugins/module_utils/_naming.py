@@ -69,8 +69,21 @@ def trait(*parts):
 
 
 def function_trait(name):
-    """The trait for a loaded function: ``CUSTOM_FUNCTION_<NAME>``."""
+    """The trait for a loaded function: ``CUSTOM_FUNCTION_<NAME>``. Raises ValueError when ``name`` has no
+    ASCII letter or digit: the bare ``CUSTOM_FUNCTION`` would not be a function's trait, and falls outside the
+    ``CUSTOM_FUNCTION_`` prefix that says which traits the collection manages (it would never be removed)."""
+    if not normalize(name):
+        raise ValueError("function name %r has no ASCII letter or digit to make a trait name from" % (name,))
     return custom("FUNCTION", name)
+
+
+def discovered_function_trait(*candidates):
+    """The function trait of the first candidate (a name read from the device, then its id...) that gives
+    one; None when none does. For names the hardware or a tool reported, which nobody validated."""
+    for name in candidates:
+        if name is not None and normalize(name):
+            return function_trait(name)
+    return None
 
 
 def fpga_function_trait(vendor, function_id):

@@ -281,8 +281,8 @@ def _function_traits(rec, fn, function_names):
         out.append(safe_trait(fn["trait"]))
     elif fid and rec.get("family") == "fpga":
         out.append(_naming.fpga_function_trait(vendor, fid))
-    elif fid or fn.get("name"):
-        out.append(_naming.function_trait(fn.get("name") or fid))
+    elif _naming.discovered_function_trait(fn.get("name"), fid):
+        out.append(_naming.discovered_function_trait(fn.get("name"), fid))
     friendly = None
     if function_names:
         for key in (fid, fn.get("name")):

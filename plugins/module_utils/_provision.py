@@ -52,7 +52,12 @@ def function_kinds(functions):
         else:
             raise ProvisionInputError("functions.%s: give bitstream + sha256 + function_id (FPGA) or vgpu_type "
                                       "(GPU)" % name)
-        out[str(name)] = dict(how, kind=kind, id=str(fid), trait=_naming.function_trait(str(name)))
+        try:
+            trait = _naming.function_trait(str(name))
+        except ValueError:
+            raise ProvisionInputError("functions.%s: the name gives no trait name (need an ASCII letter or digit)"
+                                      % name)
+        out[str(name)] = dict(how, kind=kind, id=str(fid), trait=trait)
     return out
 
 

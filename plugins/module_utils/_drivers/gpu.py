@@ -18,7 +18,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     mdev_units,
     read_mdev,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
 
 __metaclass__ = type
 
@@ -67,4 +67,4 @@ def mdev_function(types, mdevs, func):
     for t in types:
         if t["id"] == tid:
             name = t["name"]
-    return function_record(tid, name, function_trait(name or tid))
+    return function_record(tid, name, discovered_function_trait(name, tid))

@@ -26,7 +26,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     read_text,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import empty_gpu_section, mdev_function
-from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 
 __metaclass__ = type
@@ -292,7 +292,7 @@ class NvidiaGpuDriver(Driver):
                 model = "single"
                 if cur:
                     name = self.type_name(pf, cur, names, ctx)
-                    out["function"] = function_record(cur, name, function_trait(name or "NVIDIA_VGPU_" + cur))
+                    out["function"] = function_record(cur, name, discovered_function_trait(name, "NVIDIA_VGPU_" + cur))
             if func is pf and vgpu:
                 gpu["vgpu_types"] = [{"id": k, "name": v} for k, v in sorted(names.items(), key=lambda kv: int(kv[0]))]
                 gpu["vgpu_vfs"] = [
@@ -306,7 +306,7 @@ class NvidiaGpuDriver(Driver):
                     if counts:
                         tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                         name = self.type_name(pf, tid, names, ctx)
-                        out["function"] = function_record(tid, name, function_trait(name or "NVIDIA_VGPU_" + tid))
+                        out["function"] = function_record(tid, name, discovered_function_trait(name, "NVIDIA_VGPU_" + tid))
         if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:

@@ -117,6 +117,7 @@ def test_function_names_in_every_spelling():
     ({"gzip": "x"}, "functions.gzip: expected a mapping"),
     ({"gzip": {"bitstream": "/a"}}, "needs sha256 and function_id"),
     ({"gzip": {"colour": 1}}, "bitstream \\+ sha256 \\+ function_id"),
+    ({"\u65e5\u672c": {"vgpu_type": "nvidia-231"}}, "the name gives no trait name"),
 ])
 def test_bad_functions(functions, match):
     with pytest.raises(V.ProvisionInputError, match=match):

@@ -34,6 +34,16 @@ def test_custom_prefix_once():
         n.custom("---", "")
 
 
+def test_function_name_without_ascii_letter_or_digit_gives_no_trait():
+    # the bare CUSTOM_FUNCTION is outside the managed CUSTOM_FUNCTION_ prefix: it would never be removed
+    for name in ("\u65e5\u672c\u8a9e", "---", ""):
+        with pytest.raises(ValueError, match="no ASCII letter or digit"):
+            n.function_trait(name)
+    assert n.discovered_function_trait("\u65e5\u672c\u8a9e", "nvidia-231") == "CUSTOM_FUNCTION_NVIDIA_231"
+    assert n.discovered_function_trait(None, "GRID T4-2B") == "CUSTOM_FUNCTION_GRID_T4_2B"
+    assert n.discovered_function_trait("\u65e5\u672c\u8a9e", None) is None
+
+
 def test_traits():
     assert n.function_trait("GRID T4-2B") == "CUSTOM_FUNCTION_GRID_T4_2B"
     assert n.fpga_function_trait("intel", "d8424dc4-a4a3-c413-f89e-433683f9040b") == \

@@ -245,6 +245,8 @@ def test_per_host_names_and_lists_are_checked_and_named():
     with pytest.raises(P.PlacementInputError, match=r"^hosts\[0\]\.function_names: expected a dict"):
         PlacementProviderTreeModule._function_names(["gzip"], "hosts[0].function_names")
     assert PlacementProviderTreeModule._function_names({AFU: "gzip"}, "hosts[0].function_names") == {AFU: "gzip"}
+    with pytest.raises(P.PlacementInputError, match=r"^hosts\[0\]\.function_names\[%s\]: .* gives no usable trait" % AFU):
+        PlacementProviderTreeModule._function_names({AFU: "\u65e5\u672c\u8a9e"}, "hosts[0].function_names")
     with pytest.raises(P.PlacementInputError, match=r"^hosts\[2\]\.drain: expected a list of addresses"):
         PlacementProviderTreeModule._names("0000:d8:00.0", "hosts[2].drain")
     assert PlacementProviderTreeModule._names(None, "hosts[2].undrain") == []

@@ -1,0 +1,468 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+name: fleet_report
+short_description: The fleet's accelerator capacity, hosts, drift and device profiles, ready to render
+version_added: 0.1.0
+description:
+  - Assembles what C(playbooks/report.yml) renders as one static HTML page, from the hosts' discovery results and
+    declarations, Placement's providers of their trees and Cyborg's device profiles with their allocation
+    candidates. Everything is worked out here (Python); the page's template only prints it.
+  - Capacity counts every provider with an inventory in the hosts' trees, whoever reports it (this collection,
+    Cyborg, Nova). For each inventory, C(used) is Placement's usage, C(free) is C(total - reserved - used) (never
+    below 0), C(drained) are the units held back on a drained inventory (C(reserved >= total)) that are not used,
+    C(reserved) the units held back by a reservation that is not a drain.
+  - A provider's function is its C(CUSTOM_FUNCTION_<NAME>) or Cyborg's C(CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>)
+    trait, named by the declaration that publishes it (C(gzip)), else by the discovery record that carries it
+    (C(GRID T4-2Q)), else the trait itself. A provider whose traits name a declared function is counted under that
+    function only; one without any function trait is counted under V(null) (no function) with its resource class.
+  - Per host, every card discovery reports (VFs folded into their PF), the function it carries, the declared one,
+    in-use evidence from the host (libvirt domains, processes) and from Placement (usages, consumers), and the
+    drift, the declaration against the host (a card to change, a blocked card, a declared function that cannot be
+    met) and the host against Placement (a card without a provider, a provider missing the declared function's
+    trait, a provider of this collection without a card).
+options:
+  _input:
+    description:
+      - A dictionary with C(hosts) (a list, one item per host with C(name), C(placement_host) (its compute node
+        provider's name, default C(name)), C(discovery) (the result of M(accelops.lifecycle.accelerator_info)),
+        C(functions) (its declaration, C(accelerator_host_functions), may be empty) and C(error) (why it could not
+        be read, or null)), C(providers) (the RV(accelops.lifecycle.placement_provider_info#module:providers) of
+        the hosts' trees), C(profiles) (the RV(accelops.lifecycle.device_profile_info#module:profiles), read with
+        C(check_candidates)), C(placement_errors) (host name to the reason its providers could not be read),
+        C(generated) (when, a string) and C(title).
+    type: dict
+    required: true
+'''
+
+EXAMPLES = r'''
+- name: Assemble the report
+  ansible.builtin.set_fact:
+    fleet: >-
+      {{ {'hosts': report_hosts, 'providers': placement.providers, 'profiles': profiles.profiles,
+          'generated': now(utc=true).isoformat(), 'title': 'Accelerators'} | accelops.lifecycle.fleet_report }}
+
+- name: Where can a gzip FPGA land?
+  ansible.builtin.debug:
+    msg: "{{ (fleet.functions | selectattr('function', 'eq', 'gzip') | first).where }}"
+'''
+
+RETURN = r'''
+_value:
+  description: The report.
+  type: dict
+  contains:
+    title:
+      description: The page title.
+      type: str
+    generated:
+      description: When the data was read, as given.
+      type: str
+    summary:
+      description:
+        - C(hosts), C(cards), C(providers) (with an inventory), C(drained_providers), C(drift) (items),
+          C(hosts_with_drift), C(profiles), C(unsatisfiable), and C(classes), per resource class C(total),
+          C(used), C(free), C(drained) and C(reserved).
+      type: dict
+    functions:
+      description:
+        - One row per function and resource class, sorted by function (no function last).
+        - C(function) (the name, or V(null)), C(trait), C(resource_class), C(declared) (a declaration names it),
+          C(total), C(used), C(free), C(drained), C(reserved), C(providers), C(hosts) (per host its C(total) and
+          C(free)), C(where) (the hosts with free units, most first), C(bar) (chart segments, C(kind), C(units),
+          C(pct)).
+      type: list
+      elements: dict
+    hosts:
+      description:
+        - One per host, sorted by name. C(name), C(placement_host), C(error), C(in_placement), C(cards) (each with
+          C(address), C(family), C(model), C(carries), C(declared), C(status) (V(as declared), V(to change),
+          V(blocked), V(not declared)), C(in_use), C(evidence), C(drained) and C(providers)), C(other_providers)
+          (providers of the host's tree with no card), C(drift), C(capacity) (C(total), C(used), C(free),
+          C(drained), C(reserved)) and C(bar).
+      type: list
+      elements: dict
+    profiles:
+      description:
+        - One per device profile, sorted by name. C(name), C(description), C(groups) (one readable string each),
+          C(asks) (per group the function, resource class, count and the fleet's free units of that function),
+          C(satisfiable) (V(null) when not checked), C(candidates), C(hosts) and C(reason).
+      type: list
+      elements: dict
+    unsatisfiable:
+      description: Names of the profiles without a candidate.
+      type: list
+      elements: str
+'''
+
+import re
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
+
+FUNCTION_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
+SEGMENTS = ("used", "drained", "reserved", "free")
+_ADDRESS = re.compile(r"_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?=_|$)")
+
+
+def _int(value):
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def units(inventory, used):
+    """total, used, free, drained, reserved and whether it is drained, for one inventory record."""
+    total = _int(inventory.get("total"))
+    reserved = _int(inventory.get("reserved"))
+    used = _int(used)
+    drained = total > 0 and reserved >= total
+    return {
+        "total": total, "used": used, "free": max(0, total - reserved - used),
+        "drained": max(0, total - used) if drained else 0,
+        "reserved": 0 if drained else max(0, min(reserved, total - used)),
+        "is_drained": drained,
+    }
+
+
+def _zero():
+    return dict((k, 0) for k in ("total", "used", "free", "drained", "reserved"))
+
+
+def _add(into, u):
+    for k in ("total", "used", "free", "drained", "reserved"):
+        into[k] += u[k]
+
+
+def bar(counts):
+    """Chart segments of a total: used, drained, reserved, free, each with its share in percent (one decimal)."""
+    whole = sum(counts[k] for k in SEGMENTS)
+    out = []
+    for k in SEGMENTS:
+        if counts[k]:
+            out.append({"kind": k, "units": counts[k], "pct": round(100.0 * counts[k] / whole, 1)})
+    return out
+
+
+def _function_labels(hosts):
+    """(trait -> declared name, trait -> name from discovery) over the whole fleet."""
+    declared, discovered = {}, {}
+    for h in hosts:
+        for entry in h.get("functions") or []:
+            if isinstance(entry, Mapping) and entry.get("name"):
+                try:
+                    declared.setdefault(_naming.function_trait(entry["name"]), str(entry["name"]))
+                except ValueError:
+                    pass
+        for rec in _records(h.get("discovery")):
+            fn = rec.get("function")
+            if isinstance(fn, Mapping) and fn:
+                try:
+                    traits = P._function_traits(rec, fn, None)
+                except ValueError:
+                    continue
+                for t in traits:
+                    discovered.setdefault(t, str(fn.get("name") or fn.get("id")))
+    return declared, discovered
+
+
+def provider_function(traits, declared, discovered):
+    """(function name or None, its trait or None, declared?) of a provider from its traits."""
+    fts = sorted(t for t in traits or [] if t.startswith(FUNCTION_PREFIXES))
+    for t in fts:
+        if t in declared:
+            return declared[t], t, True
+    for t in fts:
+        if t in discovered:
+            return discovered[t], t, False
+    plain = [t for t in fts if t.startswith("CUSTOM_FUNCTION_")]
+    if plain or fts:
+        t = (plain or fts)[0]
+        return t, t, False
+    return None, None, False
+
+
+def _records(discovery):
+    if isinstance(discovery, Mapping):
+        recs = discovery.get("accelerators")
+        return [r for r in recs if isinstance(r, Mapping)] if isinstance(recs, list) else []
+    return []
+
+
+def _evidence(card, by_addr):
+    """Host evidence lines over the card's units and its VFs' units."""
+    recs = [card] + [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
+    units_ = [u for rec in recs for u in rec.get("units") or []]
+    units_ += (card.get("sriov") or {}).get("vf_units") or []
+    out = []
+    for u in units_:
+        if u.get("in_use"):
+            for who in u.get("in_use_by") or [{}]:
+                out.append("%s %s: %s %s" % (u.get("kind"), u.get("id"), who.get("kind", "?"),
+                                             who.get("name") or who.get("evidence") or ""))
+    return out
+
+
+def _carries(rec):
+    fn = rec.get("function")
+    if isinstance(fn, Mapping) and fn:
+        return str(fn.get("name") or fn.get("id"))
+    return None
+
+
+def _model(rec):
+    if rec.get("device_name"):
+        return str(rec["device_name"])
+    return " ".join(str(n) for n in (rec.get("vendor_id"), rec.get("device_id")) if n)
+
+
+def _group_text(group):
+    return ", ".join("%s=%s" % (k, group[k]) for k in sorted(group))
+
+
+def _profile(p, rows, declared):
+    cand = p.get("candidates") if isinstance(p.get("candidates"), Mapping) else None
+    asks = []
+    for g in p.get("groups") or []:
+        if not isinstance(g, Mapping):
+            continue
+        traits = [k.split(":", 1)[1] for k, v in g.items() if k.startswith("trait:") and v == "required"]
+        fts = [t for t in traits if t.startswith(FUNCTION_PREFIXES)]
+        for k, v in g.items():
+            if not k.startswith("resources:"):
+                continue
+            rc = k.split(":", 1)[1]
+            matching = [r for r in rows if r["resource_class"] == rc and (r["trait"] in fts if fts else True)]
+            names = [r["function"] for r in matching if r["trait"] in fts] + [declared.get(t, t) for t in fts]
+            asks.append({"function": (names or [None])[0],
+                         "resource_class": rc, "count": _int(v),
+                         "free_in_fleet": sum(r["free"] for r in matching)})
+    return {
+        "name": p.get("name"), "description": p.get("description"),
+        "groups": [_group_text(g) for g in p.get("groups") or [] if isinstance(g, Mapping)],
+        "asks": asks,
+        "satisfiable": p.get("satisfiable") if cand is not None else None,
+        "candidates": _int(cand.get("count")) if cand else None,
+        "hosts": sorted(set(cand.get("hosts") or [])) if cand else [],
+        "reason": cand.get("reason") if cand else None,
+    }
+
+
+def _host_cards(h, providers, declared, discovered):
+    """The host's cards, its providers without a card, and the drift."""
+    recs = _records(h.get("discovery"))
+    by_addr = dict((r.get("address"), r) for r in recs)
+    cards = [r for r in recs if not r.get("physfn")]
+    card_of = dict((c.get("address"), c.get("address")) for c in cards)
+    for r in recs:
+        if r.get("physfn") in card_of:
+            card_of[r.get("address")] = r["physfn"]
+    drift, problems, assigned = [], [], {}
+    if h.get("functions"):
+        try:
+            resolved = resolve(h["functions"], h.get("discovery") or {"accelerators": []})
+        except DeclarationError as e:
+            problems.append("declaration refused: %s" % e)
+        else:
+            assigned = dict((a["address"], a) for a in resolved["assignments"])
+            problems.extend(resolved["problems"])
+    by_card, others = {}, []
+    for p in providers:
+        found = _ADDRESS.findall(p.get("name") or "")
+        owner = found and card_of.get(found[-1])
+        if owner:
+            by_card.setdefault(owner, []).append(p)
+        else:
+            others.append(p)
+    out = []
+    for c in cards:
+        addr = c.get("address")
+        a = assigned.get(addr)
+        provs = []
+        for p in by_card.get(addr, []):
+            fn, trait, _d = provider_function(p.get("traits"), declared, discovered)
+            invs = []
+            for rc in sorted(p.get("inventories") or {}):
+                u = units(p["inventories"][rc], (p.get("usages") or {}).get(rc))
+                u["resource_class"] = rc
+                invs.append(u)
+            provs.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "trait": trait,
+                          "inventories": invs, "drained": any(i["is_drained"] for i in invs),
+                          "traits": list(p.get("traits") or [])})
+        evidence = _evidence(c, by_addr)
+        for p in by_card.get(addr, []):
+            for rc, n in sorted((p.get("usages") or {}).items()):
+                if _int(n) > 0:
+                    evidence.append("placement %s: %s %s used" % (p.get("name"), n, rc))
+            for consumer, alloc in sorted((p.get("allocations") or {}).items()):
+                res = (alloc or {}).get("resources") or {}
+                evidence.append("placement consumer %s holds %s" % (consumer, ", ".join(
+                    "%s %s" % (rc, res[rc]) for rc in sorted(res))))
+        if a is None:
+            status = "not declared"
+        elif a.get("blocked"):
+            status = "blocked"
+            drift.append("%s: declared %s (%s), carries %s; in use, not changed: %s" % (
+                addr, a["function"], a["kind"], _carries(c) or "nothing", "; ".join(a.get("in_use_by") or [])))
+        elif a.get("change_needed"):
+            status = "to change"
+            drift.append("%s: declared %s (%s), carries %s" % (addr, a["function"], a["kind"], _carries(c) or "nothing"))
+        else:
+            status = "as declared"
+        if a is not None and not a.get("change_needed") and h.get("in_placement"):
+            if not provs:
+                drift.append("%s: carries %s, no provider in Placement" % (addr, a["function"]))
+            elif a.get("trait") and not [p for p in provs if a["trait"] in p["traits"]]:
+                drift.append("%s: carries %s, Placement lacks %s on %s" % (
+                    addr, a["function"], a["trait"], ", ".join(p["name"] for p in provs)))
+        out.append({
+            "address": addr, "family": c.get("family"), "model": _model(c), "carries": _carries(c),
+            "declared": a["function"] if a else None, "status": status, "in_use": bool(evidence),
+            "evidence": evidence, "drained": any(p["drained"] for p in provs), "providers": provs,
+        })
+    other = []
+    for p in others:
+        if p.get("uuid") and p.get("uuid") == p.get("root_provider_uuid"):
+            continue
+        if p.get("owner") == "accelops" and h.get("discovery") is not None:
+            drift.append("%s: provider of this collection without a card on the host" % p.get("name"))
+        other.append({"name": p.get("name"), "owner": p.get("owner"),
+                      "inventories": sorted((p.get("inventories") or {}).keys())})
+    drift.extend("declaration: %s" % x for x in problems)
+    return out, other, drift
+
+
+def _hosts(hosts, names):
+    """The host items; an item missing (None) where ``names`` has a name is a host that was not reached."""
+    if hosts is None:
+        hosts = []
+    if not isinstance(hosts, list):
+        raise AnsibleFilterError("fleet_report: hosts must be a list, got %s" % type(hosts).__name__)
+    names = list(names or [])
+    out = []
+    for i, h in enumerate(hosts):
+        if h is None and i < len(names):
+            h = {"name": names[i], "error": "not reached: no discovery result (unreachable, or the play failed "
+                                            "before it)"}
+        if not isinstance(h, Mapping) or not h.get("name"):
+            raise AnsibleFilterError("fleet_report: hosts[%d] must be a dictionary with a name" % i)
+        out.append(h)
+    return out
+
+
+def _placement(data):
+    """(providers, host -> why its providers could not be read) from C(providers) and/or C(placement), the
+    registered results of placement_provider_info (a loop's results name their host in ``item``)."""
+    providers = list(data.get("providers") or [])
+    errors = dict(data.get("placement_errors") or {})
+    for r in data.get("placement") or []:
+        if not isinstance(r, Mapping) or r.get("skipped"):
+            continue
+        if isinstance(r.get("providers"), list):
+            providers.extend(r["providers"])
+            continue
+        item = r.get("item")
+        hosts = [item] if isinstance(item, str) else list((r.get("invocation") or {}).get("module_args", {})
+                                                          .get("hosts") or [])
+        for h in hosts or ["?"]:
+            errors[h] = str(r.get("msg") or "no answer")
+    if not all(isinstance(p, Mapping) for p in providers):
+        raise AnsibleFilterError("fleet_report: providers must be the providers list of placement_provider_info")
+    return providers, errors
+
+
+def fleet_report(data):
+    if not isinstance(data, Mapping):
+        raise AnsibleFilterError("fleet_report expects a dictionary (hosts, providers, profiles), got %s"
+                                 % type(data).__name__)
+    hosts_in = _hosts(data.get("hosts"), data.get("names"))
+    providers, placement_errors = _placement(data)
+    declared, discovered = _function_labels(hosts_in)
+
+    # capacity per function and resource class, over every non-root provider of the hosts' trees
+    rows = {}
+    host_caps = {}
+    drained_providers = 0
+    for p in providers:
+        if p.get("uuid") and p.get("uuid") == p.get("root_provider_uuid"):
+            continue
+        invs = p.get("inventories") or {}
+        if not invs:
+            continue
+        fn, trait, is_declared = provider_function(p.get("traits"), declared, discovered)
+        host = p.get("host")
+        any_drained = False
+        for rc in sorted(invs):
+            u = units(invs[rc], (p.get("usages") or {}).get(rc))
+            any_drained = any_drained or u["is_drained"]
+            row = rows.setdefault((trait, rc), dict(_zero(), function=fn, trait=trait, resource_class=rc,
+                                                    declared=is_declared, providers=0, _hosts={}))
+            _add(row, u)
+            row["providers"] += 1
+            ph = row["_hosts"].setdefault(host, {"host": host, "total": 0, "free": 0})
+            ph["total"] += u["total"]
+            ph["free"] += u["free"]
+            _add(host_caps.setdefault(host, _zero()), u)
+        drained_providers += 1 if any_drained else 0
+    functions = []
+    for key in sorted(rows, key=lambda k: (rows[k]["function"] is None, str(rows[k]["function"]).lower(), k[1])):
+        row = rows[key]
+        hs = sorted(row.pop("_hosts").values(), key=lambda x: str(x["host"]))
+        row["hosts"] = hs
+        row["where"] = sorted((x for x in hs if x["free"] > 0), key=lambda x: (-x["free"], str(x["host"])))
+        row["bar"] = bar(row)
+        functions.append(row)
+
+    hosts = []
+    for h in sorted(hosts_in, key=lambda x: str(x["name"])):
+        ph = h.get("placement_host") or h["name"]
+        mine = [p for p in providers if p.get("host") == ph]
+        item = dict(h, in_placement=bool(mine))
+        error = h.get("error") or None
+        found = h.get("discovery")
+        if not error and isinstance(found, Mapping) and (found.get("failed") or found.get("unreachable")
+                                                         or not isinstance(found.get("accelerators"), list)):
+            error = "discovery failed: %s" % (found.get("msg") or "no accelerators list")
+        if error:
+            item["discovery"] = None
+        cards, other, drift = _host_cards(item, mine, declared, discovered)
+        if ph in placement_errors:
+            drift.append("Placement: %s" % placement_errors[ph])
+        cap = host_caps.get(ph, _zero())
+        hosts.append({"name": h["name"], "placement_host": ph, "error": error, "in_placement": bool(mine),
+                      "cards": cards, "other_providers": other, "drift": drift, "capacity": cap, "bar": bar(cap)})
+
+    profiles = [_profile(p, functions, declared) for p in sorted(data.get("profiles") or [],
+                                                       key=lambda x: str(x.get("name")))
+                if isinstance(p, Mapping)]
+    unsatisfiable = [p["name"] for p in profiles if p["satisfiable"] is False]
+
+    classes = {}
+    for row in functions:
+        _add(classes.setdefault(row["resource_class"], _zero()), row)
+    summary = {
+        "hosts": len(hosts), "cards": sum(len(h["cards"]) for h in hosts),
+        "providers": sum(r["providers"] for r in functions), "drained_providers": drained_providers,
+        "drift": sum(len(h["drift"]) for h in hosts), "hosts_with_drift": len([h for h in hosts if h["drift"]]),
+        "hosts_failed": len([h for h in hosts if h["error"]]),
+        "profiles": len(profiles), "unsatisfiable": len(unsatisfiable),
+        "classes": [dict(v, resource_class=k) for k, v in sorted(classes.items())],
+    }
+    return {"title": data.get("title") or "Accelerator fleet", "generated": data.get("generated"),
+            "summary": summary, "functions": functions, "hosts": hosts, "profiles": profiles,
+            "unsatisfiable": unsatisfiable}
+
+
+class FilterModule(object):
+    def filters(self):
+        return {"fleet_report": fleet_report}

@@ -103,7 +103,7 @@ class Guides:
         """Where a link of the guide src goes on the site."""
         if re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I):
             return href
-        target, _, frag = href.partition("#")
+        target, dummy, frag = href.partition("#")
         path = posixpath.normpath(posixpath.join(posixpath.dirname(src), target)) if target else src
         if path in self.pages:
             if frag and frag not in self.ids[path]:

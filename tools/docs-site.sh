@@ -7,12 +7,12 @@
 # index, and the Markdown guides (README.md, docs/*.md) as the collection's extra docs, rendered by
 # tools/docs_site.py. Exits non-zero on any error or warning (antsibull-docs --fail-on-error, sphinx-build -W, and
 # any "warning" in the log), and when a module, filter, role or guide has no page on the site.
-# Needs the virtualenv .venv (make setup).
+# DOCS_SITE_OUT=DIR builds into DIR instead (a gate run builds into its own directory). Needs .venv (make setup).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 export PATH="$top/.venv/bin:$PATH"
-out="$top/.build/docs-site"
+out=${DOCS_SITE_OUT:-$top/.build/docs-site}
 log="$out/build.log"
 coll_name=accelops.lifecycle
 fail() { echo "docs-site: $*" >&2; exit 1; }

@@ -13,12 +13,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 export PATH="$top/.venv/bin:$PATH"
 out=${DOCS_SITE_OUT:-$top/.build/docs-site}
-log="$out/build.log"
 coll_name=accelops.lifecycle
 fail() { echo "docs-site: $*" >&2; exit 1; }
 
 rm -rf "$out"
-mkdir -p "$out"
+mkdir -p "$out" || fail "cannot make $out"
+out=$(cd "$out" && pwd) || exit 1
+log="$out/build.log"
 # the collection as ansible-doc finds it, plus its guides as extra docs (generated in the staged copy only)
 coll=$(tools/stage.sh "$out/collections") || fail "staging failed"
 export ANSIBLE_COLLECTIONS_PATH="$out/collections"
@@ -41,7 +42,8 @@ PY
 # antsibull-docs collection --fail-on-error, then sphinx-build -W --keep-going (the template's build.sh)
 start=$SECONDS
 (cd "$out/src" && ./build.sh) >>"$log" 2>&1 || { cat "$log"; fail "the build failed (log: $log)"; }
-if grep -Ein 'warning|error' "$log"; then
+# (Sphinx's and antsibull-docs' WARNING/ERROR lines, tools/docs_site.py's WARNING lines, Python's *Warning: lines)
+if grep -En 'WARNING|ERROR|[A-Za-z]*Warning:|[Ee]rror:' "$log"; then
   fail "the build printed the warnings or errors above (log: $log)"
 fi
 html="$out/src/build/html"

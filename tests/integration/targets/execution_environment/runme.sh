@@ -64,8 +64,9 @@ fi
 
 # -- runner -----------------------------------------------------------------------------------------------------
 common=(-e @../../integration_config.yml -e "output_dir=${OUTPUT_DIR}")
-ansible-playbook setup.yml -i "${INVENTORY_PATH}" "${common[@]}"
+# (the teardown unmounts whatever the setup mounted, also when the setup fails half-way)
 trap 'ansible-playbook teardown.yml -i "${INVENTORY_PATH}" "${common[@]}"' EXIT
+ansible-playbook setup.yml -i "${INVENTORY_PATH}" "${common[@]}"
 pdd="${OUTPUT_DIR}/runner"
 
 # the converge, as `ansible-runner run` (exit status: the playbook's)

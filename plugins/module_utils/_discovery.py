@@ -189,8 +189,16 @@ def _host_info(sysfs):
 
 
 def _unit(kind, uid, address, utype, group, cdev, inuse):
-    ev = inuse.lookup(address=address if kind != "mdev" else None, uuid=uid if kind == "mdev" else None,
-                      iommu_group=group, cdev=cdev) if inuse is not None else []
+    ev = []
+    if inuse is not None:
+        # look up only when some source has evidence for one of the unit's keys (most units have none)
+        if kind == "mdev":
+            hit = uid in inuse.by_uuid
+        else:
+            hit = address in inuse.by_address
+        if hit or group in inuse.by_group or (cdev is not None and cdev in inuse.by_cdev):
+            ev = inuse.lookup(address=address if kind != "mdev" else None, uuid=uid if kind == "mdev" else None,
+                              iommu_group=group, cdev=cdev)
     return {"kind": kind, "id": uid, "address": address, "type": utype, "iommu_group": group,
             "in_use": bool(ev), "in_use_by": ev}
 
@@ -220,7 +228,8 @@ def _units(func, unit_type, more_units, ctx):
     inuse = ctx.inuse
     main_addr = func.address
     kind = "vf" if func.physfn else "device"
-    units = [_unit(kind, main_addr, main_addr, unit_type, func.iommu_group, _vfio_cdev(func), inuse)]
+    cdev = _vfio_cdev(func) if func.driver and "vfio" in func.driver else None
+    units = [_unit(kind, main_addr, main_addr, unit_type, func.iommu_group, cdev, inuse)]
     for u in more_units:
         units.append(_unit(u["kind"], u["id"], u.get("address", main_addr), u.get("type"),
                            u.get("iommu_group"), None, inuse))
@@ -235,14 +244,18 @@ def _check_present(func):
 def build_record(func, driver, ctx):
     """The discovery record of one function (see docs/discovery.md). Never raises: an unexpected
     failure leaves the fields read so far and a warning in the record."""
-    rec = dict.fromkeys(RECORD_KEYS)
-    rec["address"] = func.address
-    rec["family"] = driver.family
-    rec["handler"] = driver.name
-    rec["units"] = []
-    # what the first pass read, so that even a record cut short says what the device is
-    rec.update(vendor_id=func.vendor_id, device_id=func.device_id, class_id=func.class_id, driver=func.driver,
-               iommu_group=func.iommu_group, physfn=func.physfn)
+    # every key of RECORD_KEYS, in that order; what the first pass read is filled in already, so that even a
+    # record cut short says what the device is
+    rec = {
+        "address": func.address, "family": driver.family, "handler": driver.name, "vendor_id": func.vendor_id,
+        "device_id": func.device_id, "subsystem_vendor_id": None, "subsystem_device_id": None,
+        "class_id": func.class_id, "revision": None, "vendor_name": None, "device_name": None,
+        "subsystem_name": None, "class_name": None, "driver": func.driver, "driver_override": None,
+        "numa_node": None, "local_cpulist": None, "iommu_group": func.iommu_group, "iommu_group_members": None,
+        "link": None, "sriov": None, "physfn": func.physfn, "vf_index": None, "programming_model": None,
+        "function": None, "healthy": None, "units": [], "gpu": None, "fpga": None, "qat": None, "nic": None,
+        "warnings": None,
+    }
     try:
         _fill_record(rec, func, driver, ctx)
     except Exception as e:  # last resort: never a traceback for one odd device
@@ -252,23 +265,21 @@ def build_record(func, driver, ctx):
 
 
 def _fill_record(rec, func, driver, ctx):
-    rec["address"] = func.address
-    rec["family"] = driver.family
-    rec["handler"] = driver.name
     try:
         rec.update(func.identity())
-        rec["sriov"] = dict(rec["sriov"], vfs=list(rec["sriov"]["vfs"]), vf_units=None)
+        sriov = rec["sriov"] = dict(rec["sriov"])  # the record's own copy (identity() is cached per function)
+        sriov["vfs"] = list(sriov["vfs"])
+        sriov["vf_units"] = None
     except Exception as e:  # identity() reads defensively; this is a last resort
         func.warn("reading the PCI identity failed: %s" % e)
-    rec["vf_index"] = ctx.scan.vf_index(func) if func.physfn else None
-    rec["iommu_group_members"] = ctx.scan.group_members(func.iommu_group)
+    scan = ctx.scan
+    if func.physfn:
+        rec["vf_index"] = scan.vf_index(func)
+    rec["iommu_group_members"] = scan.group_members(func.iommu_group)
     ids = ctx.pci_ids
     if ids is not None:
-        rec["vendor_name"] = ids.vendor(func.vendor_id)
-        rec["device_name"] = ids.device(func.vendor_id, func.device_id)
-        rec["subsystem_name"] = ids.subsystem(func.vendor_id, func.device_id, rec["subsystem_vendor_id"],
-                                              rec["subsystem_device_id"])
-        rec["class_name"] = ids.class_name(func.class_id)
+        rec["vendor_name"], rec["device_name"], rec["subsystem_name"], rec["class_name"] = ids.names(
+            func.vendor_id, func.device_id, rec["subsystem_vendor_id"], rec["subsystem_device_id"], func.class_id)
     rec["programming_model"] = driver.programming_model
     extra = _describe(func, driver, ctx)
     unit_type = extra.pop("unit_type", None)

@@ -21,7 +21,9 @@ import re
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
     read_attr_real,
+    read_attrs_real,
     readlink_real,
+    readlinks_real,
 )
 
 __metaclass__ = type
@@ -29,6 +31,16 @@ __metaclass__ = type
 DEVICES = "/sys/bus/pci/devices"
 ADDRESS_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# an address already in the form normalize_address returns (the kernel's own names and link targets)
+_CANONICAL_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z").match
+
+# What the first pass reads of every function (besides uevent), and what identity() reads of a reported one.
+_SCAN_LINKS = ("driver", "iommu_group", "physfn")
+_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed", "sriov_totalvfs",
+                   "local_cpulist")
+_SUBSYSTEM_ATTRS = ("subsystem_vendor", "subsystem_device")
+_LINK_ATTRS = ("current_link_width", "max_link_speed", "max_link_width")
+_SRIOV_ATTRS = ("sriov_numvfs", "sriov_vf_device")
 
 _HEX = "0123456789abcdef"
 _BLOCK_END = re.compile(b"\n[^\t#\n]")  # a line that is not a device/subsystem/comment line
@@ -60,6 +72,8 @@ def normalize_address(text):
     """'3B:00.0' / '0000:3b:00.0' -> '0000:3b:00.0'; None when it is not a PCI address."""
     if not isinstance(text, str):
         return None
+    if _CANONICAL_ADDRESS(text):
+        return text
     t = text.strip().lower()
     if t.count(":") == 1:
         t = "0000:" + t
@@ -73,7 +87,7 @@ class PciFunction(object):
     """One PCI function: what the first pass read, plus lazily read identity details."""
 
     __slots__ = ("address", "real", "vendor_id", "device_id", "class_id", "driver", "iommu_group",
-                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs")
+                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs", "_vf_pos")
 
     def __init__(self, address, real):
         self.address = address
@@ -89,6 +103,7 @@ class PciFunction(object):
         self._entries = None
         self._identity = None
         self.vfs = None
+        self._vf_pos = None
 
     def __repr__(self):
         return "PciFunction(%s %s:%s class %s driver %s)" % (
@@ -145,46 +160,71 @@ class PciFunction(object):
 
     def identity(self):
         """The PCI identity part of a discovery record (see docs/discovery.md). Reads only the
-        attributes needed (no directory listing): absent optional attributes cost one failed open."""
+        attributes needed (no directory listing): absent optional attributes cost one failed open.
+        Warnings come in the order of the record's keys (revision ... local_cpulist)."""
         if self._identity is not None:
             return self._identity
-        get = self._opt
-        rev = _hexattr(get("revision"), 2)
+        base = self.real + "/"
+        warn = self._warn_err
+        (rev, erev), (override, eovr), (numa, enuma), (speed, espeed), (total, etotal), (cpus, ecpus) = \
+            read_attrs_real(base, _IDENTITY_ATTRS)
+        if erev is not None:
+            warn("revision", erev)
+        rev = _hexattr(rev, 2)
         if self.subsystem is not None:
             sv, sd = self.subsystem
         else:
-            sv = _hexattr(get("subsystem_vendor"), 4)
-            sd = _hexattr(get("subsystem_device"), 4)
-        override = get("driver_override")
+            (sv, esv), (sd, esd) = read_attrs_real(base, _SUBSYSTEM_ATTRS)
+            if esv is not None:
+                warn("subsystem_vendor", esv)
+            if esd is not None:
+                warn("subsystem_device", esd)
+            sv = _hexattr(sv, 4)
+            sd = _hexattr(sd, 4)
+        if eovr is not None:
+            warn("driver_override", eovr)
         if override in ("(null)", ""):
             override = None
-        numa = _intattr(get("numa_node"))
+        if enuma is not None:
+            warn("numa_node", enuma)
+        numa = _intattr(numa)
         if numa is not None and numa < 0:
             numa = None
+        if espeed is not None:
+            warn("current_link_speed", espeed)
         link = None
-        speed = get("current_link_speed")
         if speed is not None:
+            (width, ew), (max_speed, ems), (max_width, emw) = read_attrs_real(base, _LINK_ATTRS)
+            for name, err in (("current_link_width", ew), ("max_link_speed", ems), ("max_link_width", emw)):
+                if err is not None:
+                    warn(name, err)
             link = {
                 "speed": speed,
-                "width": _intattr(get("current_link_width")),
-                "max_speed": get("max_link_speed"),
-                "max_width": _intattr(get("max_link_width")),
+                "width": _intattr(width),
+                "max_speed": max_speed,
+                "max_width": _intattr(max_width),
             }
+        if etotal is not None:
+            warn("sriov_totalvfs", etotal)
         sriov = {"totalvfs": 0, "numvfs": 0, "vf_device_id": None, "vfs": []}
-        total = get("sriov_totalvfs")
         if total is not None:
             sriov["totalvfs"] = _intattr(total) or 0
-            numvfs = _intattr(get("sriov_numvfs"))
+            (numvfs, en), (vf_device, evd) = read_attrs_real(base, _SRIOV_ATTRS)
+            if en is not None:
+                warn("sriov_numvfs", en)
+            if evd is not None:
+                warn("sriov_vf_device", evd)
+            numvfs = _intattr(numvfs)
             sriov["numvfs"] = numvfs or 0
-            sriov["vf_device_id"] = _hexattr(get("sriov_vf_device"), 4)
+            sriov["vf_device_id"] = _hexattr(vf_device, 4)
             vfs = []
             if numvfs is None:
                 names = sorted((_intattr(n[6:]), n) for n in self.entries() if n.startswith("virtfn"))
                 idx = [i for i, _n in names if i is not None]
             else:
                 idx = range(numvfs)
-            for i in idx:
-                target = readlink_real("%s/virtfn%d" % (self.real, i))
+            targets = readlinks_real(base, ["virtfn%d" % i for i in idx])
+            for i, target in zip(idx, targets):
                 if target is None:
                     self.warn("virtfn%d: missing or not a link although sriov_numvfs is %s" % (i, numvfs))
                     continue
@@ -192,8 +232,9 @@ class PciFunction(object):
                 if a:
                     vfs.append(a)
             sriov["vfs"] = vfs
+        if ecpus is not None:
+            warn("local_cpulist", ecpus)
         self.vfs = sriov["vfs"]
-        vf_index = None
         self._identity = {
             "address": self.address,
             "vendor_id": self.vendor_id,
@@ -205,14 +246,30 @@ class PciFunction(object):
             "driver": self.driver,
             "driver_override": override,
             "numa_node": numa,
-            "local_cpulist": get("local_cpulist"),
+            "local_cpulist": cpus,
             "iommu_group": self.iommu_group,
             "link": link,
             "sriov": sriov,
             "physfn": self.physfn,
-            "vf_index": vf_index,
+            "vf_index": None,
         }
         return self._identity
+
+    def _warn_err(self, name, err):
+        """The warning for an attribute that could not be read (a missing one is silent)."""
+        if err != errno.ENOENT:
+            self.warn("%s: %s" % (name, errno_text(err)))
+
+    def vf_position(self, address):
+        """The N of this PF's virtfnN link that points at ``address`` (needs identity()), or None."""
+        pos = self._vf_pos
+        if pos is None:
+            if self.vfs is None:
+                return None
+            pos = self._vf_pos = {}
+            for i, a in enumerate(self.vfs):
+                pos.setdefault(a, i)
+        return pos.get(address)
 
 
 class PciScan(object):
@@ -235,40 +292,59 @@ class PciScan(object):
         if pf is None:
             return None
         pf.identity()
-        try:
-            return pf.vfs.index(func.address)
-        except (ValueError, AttributeError):
-            return None
+        return pf.vf_position(func.address)
 
 
-def _from_uevent(f, real):
+def _uevent_field(text, key):
+    """The value of the last ``KEY=`` line of a uevent (``text`` starts with a newline), or None."""
+    i = text.rfind(key)
+    if i < 0:
+        return None
+    i += len(key)
+    j = text.find("\n", i)
+    return text[i:] if j < 0 else text[i:j]
+
+
+def _from_uevent(f, real, memo=None):
     """Fill vendor/device/class/subsystem from the function's ``uevent`` (one read instead of five
     attributes; the kernel writes it from the same fields). False when it is missing or lacks them,
-    and the caller then reads the attributes one by one."""
+    and the caller then reads the attributes one by one. ``memo`` caches the parsed fields by their
+    text (a host has few distinct ids)."""
     text, err = read_attr_real(real + "/uevent")
     if text is None:
         return False
-    pid = cls = sub = None
-    for line in text.split("\n"):
-        if line.startswith("PCI_ID="):
-            pid = line[7:]
-        elif line.startswith("PCI_CLASS="):
-            cls = line[10:]
-        elif line.startswith("PCI_SUBSYS_ID="):
-            sub = line[14:]
+    text = "\n" + text
+    pid = _uevent_field(text, "\nPCI_ID=")
+    cls = _uevent_field(text, "\nPCI_CLASS=")
     if not pid or not cls:
         return False
+    sub = _uevent_field(text, "\nPCI_SUBSYS_ID=")
+    if memo is None:
+        memo = {}
+    key = (pid, cls, sub)
+    ids = memo.get(key)
+    if ids is None:
+        ids = memo[key] = _uevent_ids(pid, cls, sub)
+    if ids is False:
+        return False
+    f.vendor_id, f.device_id, f.class_id, f.subsystem = ids
+    return True
+
+
+def _uevent_ids(pid, cls, sub):
+    """(vendor, device, class, subsystem or None) from uevent's PCI_ID, PCI_CLASS, PCI_SUBSYS_ID; False
+    when one of the first two is not hex."""
     v, _s, d = pid.partition(":")
     vendor, device, klass = _hexattr(v, 4), _hexattr(d, 4), _hexattr(cls, 6)
     if vendor is None or device is None or klass is None:
         return False
-    f.vendor_id, f.device_id, f.class_id = vendor, device, klass
+    subsystem = None
     if sub:
         sv, _s, sd = sub.partition(":")
         sv, sd = _hexattr(sv, 4), _hexattr(sd, 4)
         if sv is not None and sd is not None:
-            f.subsystem = (sv, sd)
-    return True
+            subsystem = (sv, sd)
+    return vendor, device, klass, subsystem
 
 
 def scan(sysfs):
@@ -286,6 +362,7 @@ def scan(sysfs):
     names.sort()
     functions = {}
     groups = {}
+    memo = {}
     for name in names:
         address = normalize_address(name)
         if address is None or address != name:
@@ -293,7 +370,7 @@ def scan(sysfs):
             continue
         real = base + "/" + name
         f = PciFunction(address, real)
-        if not _from_uevent(f, real):
+        if not _from_uevent(f, real, memo):
             vendor, verr = read_attr_real(real + "/vendor")
             device, derr = read_attr_real(real + "/device")
             cls, cerr = read_attr_real(real + "/class")
@@ -317,10 +394,9 @@ def scan(sysfs):
                     f.warn("%s: %s" % (attr, errno_text(err)))
                 elif value is None:
                     f.warn("%s: unexpected value %r" % (attr, text[:40]))
-        drv = readlink_real(real + "/driver")
+        drv, grp, pf = readlinks_real(real + "/", _SCAN_LINKS)
         if drv:
             f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
-        grp = readlink_real(real + "/iommu_group")
         if grp:
             g = _intattr(grp.rstrip("/").rsplit("/", 1)[-1])
             if g is None:
@@ -328,7 +404,6 @@ def scan(sysfs):
             else:
                 f.iommu_group = g
                 groups.setdefault(g, []).append(address)
-        pf = readlink_real(real + "/physfn")
         if pf:
             f.physfn = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
         functions[address] = f
@@ -388,6 +463,17 @@ class PciIds(object):
             return self._memo[key]
         except KeyError:
             value = self._memo[key] = lookup(*args)
+            return value
+
+    def names(self, vid, did, svid, sdid, class_id):
+        """``(vendor, device, subsystem, class)`` names of one function, memoised on the whole tuple (a
+        host has few distinct ones)."""
+        key = (vid, did, svid, sdid, class_id)
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = (self.vendor(vid), self.device(vid, did),
+                                       self.subsystem(vid, did, svid, sdid), self.class_name(class_id))
             return value
 
     def vendor(self, vid):

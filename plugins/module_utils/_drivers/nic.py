@@ -13,11 +13,15 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+import errno
 import os
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, listdir_real, read_text
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, listdir_real
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attrs_real
 
 __metaclass__ = type
+
+_NETDEV_ATTRS = ("address", "operstate")
 
 
 class SriovNicDriver(Driver):
@@ -35,12 +39,12 @@ class SriovNicDriver(Driver):
     def interfaces(func):
         out = []
         for name in listdir_real(func.real + "/net"):
-            base = func.real + "/net/" + name
-            out.append({
-                "name": name,
-                "mac": read_text(func, base + "/address", "net/%s/address" % name),
-                "operstate": read_text(func, base + "/operstate", "net/%s/operstate" % name),
-            })
+            (mac, emac), (state, estate) = read_attrs_real(func.real + "/net/" + name + "/", _NETDEV_ATTRS)
+            if emac is not None and emac != errno.ENOENT:
+                func.warn("net/%s/address: %s" % (name, errno_text(emac)))
+            if estate is not None and estate != errno.ENOENT:
+                func.warn("net/%s/operstate: %s" % (name, errno_text(estate)))
+            out.append({"name": name, "mac": mac, "operstate": state})
         return out
 
     def describe(self, func, ctx):

@@ -29,13 +29,16 @@ description:
 options:
   _input:
     description:
-      - A dictionary with C(hosts) (a list, one item per host with C(name), C(placement_host) (its compute node
+      - A dictionary. C(hosts) is a list, one item per host with C(name), C(placement_host) (its compute node
         provider's name, default C(name)), C(discovery) (the result of M(accelops.lifecycle.accelerator_info)),
         C(functions) (its declaration, C(accelerator_host_functions), may be empty) and C(error) (why it could not
-        be read, or null)), C(providers) (the RV(accelops.lifecycle.placement_provider_info#module:providers) of
-        the hosts' trees), C(profiles) (the RV(accelops.lifecycle.device_profile_info#module:profiles), read with
-        C(check_candidates)), C(placement_errors) (host name to the reason its providers could not be read),
-        C(generated) (when, a string) and C(title).
+        be read, or null); an item may be null for a host that was not reached, named by the same position in
+        C(names).
+      - C(placement) is a list of registered results of M(accelops.lifecycle.placement_provider_info) for the hosts'
+        trees (one for all hosts, or one per host in a loop; a failed one, with the host in C(item), puts its
+        message in the host's drift). C(providers) may give the providers list directly instead.
+      - C(profiles) is RV(accelops.lifecycle.device_profile_info#module:profiles), read with C(check_candidates).
+      - C(generated) (when the data was read, a string) and C(title) are printed as given.
     type: dict
     required: true
 '''
@@ -81,9 +84,10 @@ _value:
     hosts:
       description:
         - One per host, sorted by name. C(name), C(placement_host), C(error), C(in_placement), C(cards) (each with
-          C(address), C(family), C(model), C(carries), C(declared), C(status) (V(as declared), V(to change),
+          C(address), C(family), C(model), C(carries) (the declared name of the function it carries, else
+          discovery's name or id), C(function_id), C(declared), C(status) (V(as declared), V(to change),
           V(blocked), V(not declared)), C(in_use), C(evidence), C(drained) and C(providers)), C(other_providers)
-          (providers of the host's tree with no card), C(drift), C(capacity) (C(total), C(used), C(free),
+          (providers of the host's tree with no card, such as Cyborg's, with their function and inventories), C(drift), C(capacity) (C(total), C(used), C(free),
           C(drained), C(reserved)) and C(bar).
       type: list
       elements: dict
@@ -213,11 +217,21 @@ def _evidence(card, by_addr):
     return out
 
 
-def _carries(rec):
+def _carries(rec, names=None):
+    """What the card carries: the declared name of its function when the declaration names it, else discovery's
+    name or id."""
     fn = rec.get("function")
     if isinstance(fn, Mapping) and fn:
+        for key in (fn.get("id"), fn.get("name")):
+            if key is not None and names and str(key) in names:
+                return str(names[str(key)])
         return str(fn.get("name") or fn.get("id"))
     return None
+
+
+def _function_id(rec):
+    fn = rec.get("function")
+    return str(fn.get("id")) if isinstance(fn, Mapping) and fn.get("id") is not None else None
 
 
 def _model(rec):
@@ -267,7 +281,7 @@ def _host_cards(h, providers, declared, discovered):
     for r in recs:
         if r.get("physfn") in card_of:
             card_of[r.get("address")] = r["physfn"]
-    drift, problems, assigned = [], [], {}
+    drift, problems, assigned, names = [], [], {}, {}
     if h.get("functions"):
         try:
             resolved = resolve(h["functions"], h.get("discovery") or {"accelerators": []})
@@ -275,6 +289,7 @@ def _host_cards(h, providers, declared, discovered):
             problems.append("declaration refused: %s" % e)
         else:
             assigned = dict((a["address"], a) for a in resolved["assignments"])
+            names = resolved.get("function_names") or {}
             problems.extend(resolved["problems"])
     by_card, others = {}, []
     for p in providers:
@@ -326,7 +341,8 @@ def _host_cards(h, providers, declared, discovered):
                 drift.append("%s: carries %s, Placement lacks %s on %s" % (
                     addr, a["function"], a["trait"], ", ".join(p["name"] for p in provs)))
         out.append({
-            "address": addr, "family": c.get("family"), "model": _model(c), "carries": _carries(c),
+            "address": addr, "family": c.get("family"), "model": _model(c), "carries": _carries(c, names),
+            "function_id": _function_id(c),
             "declared": a["function"] if a else None, "status": status, "in_use": bool(evidence),
             "evidence": evidence, "drained": any(p["drained"] for p in provs), "providers": provs,
         })
@@ -336,8 +352,13 @@ def _host_cards(h, providers, declared, discovered):
             continue
         if p.get("owner") == "accelops" and h.get("discovery") is not None:
             drift.append("%s: provider of this collection without a card on the host" % p.get("name"))
-        other.append({"name": p.get("name"), "owner": p.get("owner"),
-                      "inventories": sorted((p.get("inventories") or {}).keys())})
+        fn = provider_function(p.get("traits"), declared, discovered)[0]
+        invs = []
+        for rc in sorted(p.get("inventories") or {}):
+            u = units(p["inventories"][rc], (p.get("usages") or {}).get(rc))
+            u["resource_class"] = rc
+            invs.append(u)
+        other.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "inventories": invs})
     drift.extend("declaration: %s" % x for x in problems)
     return out, other, drift
 

@@ -185,6 +185,9 @@ def test_cards_status_evidence_and_drift(lab):
     assert t4["providers"][0]["function"] == "t4-2q"
     assert a["drift"] == ["0000:3b:00.0: declared l40-8q (vgpu), carries nothing"]
     assert [p["name"] for p in a["other_providers"]] == ["a_cyborg-0"]       # Cyborg's: no drift
+    cyborg = a["other_providers"][0]
+    assert (cyborg["owner"], cyborg["function"]) == ("cyborg", "gzip")
+    assert [(i["resource_class"], i["used"], i["total"]) for i in cyborg["inventories"]] == [("FPGA", 1, 2)]
     assert (a["capacity"]["total"], a["capacity"]["used"], a["capacity"]["free"]) == (12, 2, 10)
 
 

@@ -175,7 +175,9 @@ def test_cards_status_evidence_and_drift(lab):
     assert cards["0000:5e:00.0"]["status"] == "as declared"
     assert cards["0000:5e:00.0"]["declared"] == "gzip"
     assert cards["0000:18:00.0"]["status"] == "as declared"
-    assert cards["0000:18:00.0"]["carries"] == "GRID T4-2Q"
+    # the declared name of what it carries; discovery's own name or id where nothing declares it
+    assert (cards["0000:18:00.0"]["carries"], cards["0000:18:00.0"]["function_id"]) == ("t4-2q", "nvidia-231")
+    assert cards["0000:86:00.0"]["carries"] == cards["0000:86:00.0"]["function_id"] == "9aeffe5f84570612c000c9660d824272"
     assert cards["0000:3b:00.0"]["status"] == "to change"
     assert cards["0000:3d:00.0"]["status"] == "not declared"
     t4 = cards["0000:18:00.0"]

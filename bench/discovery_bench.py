@@ -4,14 +4,19 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Discovery benchmark: a generated host of >= 2,500 PCI functions, timed against lspci on the same tree.
 
-    .venv/bin/python bench/discovery_bench.py [--functions-pfs N] [--repeat N] [--keep DIR]
+    .venv/bin/python bench/discovery_bench.py [--pfs N] [--vfs N] [--repeat N] [--keep DIR] [--no-module]
 
-Times (best of N, wall clock): in-process discovery (include_all and accelerators only, with
-``vf_detail`` full and summary), whole module calls (the module file run by a new interpreter with its
-arguments file, i.e. interpreter start, imports, discovery, AnsibleModule's result handling, JSON out; with
-``vf_detail`` full and summary), and ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci``.
-Prints a Markdown block for bench/BENCHMARKS.md. nvidia-smi is not run (the tree's nvidia-smi is the
-simulator's fake, whose start-up would dominate); in-use collection (libvirt XML, /proc scan) is included.
+Times (best of N with the median, wall clock, and the least CPU time, user + system, of one run), all in one
+run on the same tree: ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci`` (numbers and
+names: it reads pci.ids, as discovery does) and, for reference, ``lspci -D -vmm -n`` (numbers only);
+in-process discovery (accelerators only = the module's defaults, include_all, and ``vf_detail: summary``);
+whole module calls (the module file run by a new interpreter with its arguments file, i.e. interpreter
+start, imports, discovery, AnsibleModule's result handling, JSON out) with the default options, with
+``vf_detail: summary``, and with ``include_all`` in both forms. Then the size of the result for a set of
+option combinations (records, JSON bytes, dicts + lists, scalar values: ansible's result handling costs per
+dict, list and value). Prints Markdown blocks for bench/BENCHMARKS.md. nvidia-smi is not run (the tree's
+nvidia-smi is the simulator's fake, whose start-up would dominate); in-use collection (libvirt XML, /proc
+scan) is included.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -52,13 +58,55 @@ def generate(dest, pfs, vfs):
     return len(t.functions), "tests hostbuilder.generate(2500)"
 
 
-def best(fn, repeat):
-    times = []
-    for _round in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), sorted(times)[len(times) // 2]
+def one_run(fn):
+    """(wall, CPU) of one run of ``fn``, which returns its CPU seconds or None (then this process's own CPU
+    time is taken)."""
+    c0 = resource.getrusage(resource.RUSAGE_SELF)
+    t = time.perf_counter()
+    cpu = fn()
+    wall = time.perf_counter() - t
+    c1 = resource.getrusage(resource.RUSAGE_SELF)
+    return wall, cpu if cpu is not None else (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+
+
+def children_cpu(run):
+    """CPU seconds (user + system) of the child processes waited for while ``run()`` ran."""
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = run()
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime), out
+
+
+def interleaved(items, repeat):
+    """Run ``items`` ([(label, fn, runs)]) in rounds, each item once per round (``runs`` rounds at most), so
+    that a change in the machine's load hits every item alike. Returns [(label, (best, median, least CPU))]."""
+    walls = dict((label, []) for label, _fn, _runs in items)
+    cpus = dict((label, []) for label, _fn, _runs in items)
+    for rnd in range(repeat):
+        for label, fn, runs in items:
+            if rnd < runs:
+                w, c = one_run(fn)
+                walls[label].append(w)
+                cpus[label].append(c)
+    return [(label, (min(walls[label]), sorted(walls[label])[len(walls[label]) // 2], min(cpus[label])))
+            for label, _fn, _runs in items]
+
+
+def shape(value):
+    """(dicts + lists, scalar values) in a JSON-like value."""
+    containers = scalars = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            containers += 1
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            containers += 1
+            stack.extend(v)
+        else:
+            scalars += 1
+    return containers, scalars
 
 
 def main():
@@ -67,6 +115,7 @@ def main():
     ap.add_argument("--vfs", type=int, default=128, help="VFs per NIC PF (default 128)")
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--keep", help="generate the tree here and keep it (a tree already there is reused)")
+    ap.add_argument("--no-module", action="store_true", help="leave out the module calls")
     args = ap.parse_args()
 
     coll = collections_path()
@@ -88,54 +137,83 @@ def main():
             sys.exit("only %d functions generated; raise --pfs/--vfs" % nfun)
         lspci = shutil.which("lspci")
         lspci_cmd = [lspci, "-D", "-vmm", "-nn", "-A", "linux-sysfs", "-O", "sysfs.path=%s/sys/bus/pci" % dest]
+        lspci_n_cmd = [lspci, "-D", "-vmm", "-n", "-A", "linux-sysfs", "-O", "sysfs.path=%s/sys/bus/pci" % dest]
 
-        def run_lspci():
-            subprocess.run(lspci_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        def child_cpu(cmd):
+            def run():
+                return children_cpu(lambda: subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                                           check=True))[0]
+            return run
 
-        def run_all():
-            return discover(Sysfs(dest), include_all=True, nvidia_smi="never")
-
-        def run_default():
-            return discover(Sysfs(dest), nvidia_smi="never")
-
-        def run_summary():
-            return discover(Sysfs(dest), include_all=True, nvidia_smi="never", vf_detail="summary")
+        def in_process(**kw):
+            def run():
+                discover(Sysfs(dest), nvidia_smi="never", **kw)
+            return run
 
         module = os.path.join(TOP, "plugins", "modules", "accelerator_info.py")
         env = dict(os.environ, PYTHONPATH=coll)
         out_size = {}
-        out_cpu = {}  # least CPU time (user + system) of one module call
 
-        def module_call(vf_detail):
-            argfile = os.path.join(argdir, "args-%s.json" % vf_detail)
+        def module_call(name, **options):
+            argfile = os.path.join(argdir, "args-%s.json" % name)
+            options = dict(options, root=dest, nvidia_smi="never")
             with open(argfile, "w") as f:
-                f.write(json.dumps({"ANSIBLE_MODULE_ARGS": {"root": dest, "include_all": True, "nvidia_smi": "never",
-                                                            "vf_detail": vf_detail}}))
+                f.write(json.dumps({"ANSIBLE_MODULE_ARGS": options}))
 
             def run_module():
-                t0 = os.times()
-                p = subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=env, check=True)
-                t1 = os.times()
-                cpu = (t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)
-                out_cpu[vf_detail] = min(out_cpu.get(vf_detail, cpu), cpu)
-                out_size[vf_detail] = len(p.stdout)
+                cpu, p = children_cpu(lambda: subprocess.run([sys.executable, module, argfile], stdout=subprocess.PIPE,
+                                                             stderr=subprocess.PIPE, env=env, check=True))
+                out_size[name] = len(p.stdout)
                 res = json.loads(p.stdout)
                 assert not res.get("failed"), res
-                assert res["host"]["vf_detail"] == vf_detail, res["host"]
+                assert res["host"]["vf_detail"] == options.get("vf_detail", "full"), res["host"]
+                return cpu
             return run_module
 
-        records = len(run_all()["accelerators"])
-        accel = len(run_default()["accelerators"])
-        srecords = run_summary()["accelerators"]
+        # option sets whose result size is reported (in-process, the module's result keys)
+        size_sets = [
+            ("defaults (accelerators only, `vf_detail: full`)", {}),
+            ("`vf_detail: summary`", {"vf_detail": "summary"}),
+            ("`include_all: true`", {"include_all": True}),
+            ("`include_all: true`, `vf_detail: summary`", {"include_all": True, "vf_detail": "summary"}),
+            ("`families: [gpu, fpga, qat]`", {"families": ["gpu", "fpga", "qat"]}),
+            ("`families: [nic]`, `vf_detail: summary`", {"families": ["nic"], "vf_detail": "summary"}),
+        ]
+        sizes = []
+        for label, kw in size_sets:
+            res = discover(Sysfs(dest), nvidia_smi="never", **kw)
+            out = {"changed": False, "schema_version": res["schema_version"], "accelerators": res["accelerators"],
+                   "host": res["host"]}
+            c, v = shape(out)
+            sizes.append((label, len(res["accelerators"]), len(json.dumps(out)), c, v))
+        records = len(discover(Sysfs(dest), include_all=True, nvidia_smi="never")["accelerators"])
+        accel = sizes[0][1]
+        srecords = discover(Sysfs(dest), include_all=True, nvidia_smi="never", vf_detail="summary")["accelerators"]
         folded = sum(1 for r in srecords for u in (r["sriov"] or {}).get("vf_units") or [] if u["kind"] == "vf")
-        run_lspci()  # warm the page cache for everyone
-        lb, lm = best(run_lspci, args.repeat)
-        ab, am = best(run_all, args.repeat)
-        db, dm = best(run_default, args.repeat)
-        sb, sm = best(run_summary, args.repeat)
-        mb, mm = best(module_call("full"), max(3, args.repeat // 2))
-        msb, msm = best(module_call("summary"), max(3, args.repeat // 2))
+
+        load = " ".join("%.2f" % x for x in os.getloadavg())
+        child_cpu(lspci_cmd)()  # warm the page cache for everyone
+        mrep = max(3, args.repeat // 2)
+        items = [
+            ("lspci `-nn` (numbers and names from pci.ids)", child_cpu(lspci_cmd), args.repeat),
+            ("lspci `-n` (numbers only; reference)", child_cpu(lspci_n_cmd), args.repeat),
+            ("discovery in-process, defaults (accelerators only, %d records)" % accel, in_process(), args.repeat),
+            ("discovery in-process, include_all (%d records)" % records, in_process(include_all=True), args.repeat),
+            ("discovery in-process, include_all, `vf_detail: summary` (%d records, %d VFs folded)" % (
+                len(srecords), folded), in_process(include_all=True, vf_detail="summary"), args.repeat),
+        ]
+        calls = []
+        if not args.no_module:
+            calls = [("default", "module call, default options (accelerators only, `vf_detail: full`)", {}),
+                     ("summary", "module call, `vf_detail: summary`", {"vf_detail": "summary"}),
+                     ("all-full", "module call, include_all, `vf_detail: full`", {"include_all": True}),
+                     ("all-summary", "module call, include_all, `vf_detail: summary`",
+                      {"include_all": True, "vf_detail": "summary"})]
+            items += [(name, module_call(name, **options), mrep) for name, _label, options in calls]
+        rows = interleaved(items, args.repeat)
+        labels = dict((name, "%s (%d kB JSON)" % (label, out_size[name] // 1024)) for name, label, _o in calls)
+        rows = [(labels.get(label, label), r) for label, r in rows]
+        lsp = rows[0][1]
         cpu = "unknown"
         try:
             with open("/proc/cpuinfo") as f:
@@ -146,29 +224,34 @@ def main():
         except IOError:
             pass
         lines = [
-            "### Discovery vs lspci (%s)" % time.strftime("%Y-%m-%d"),
+            "### Discovery vs lspci (%s)" % time.strftime("%Y-%m-%d %H:%M"),
             "",
             "- machine: %d CPUs (`nproc`), %s; Python %s; %s" % (os.cpu_count(), cpu, platform.python_version(),
                                                                  platform.platform()),
             "- tree: %d PCI functions from %s, generated in %.1f s (plain files on %s)" % (
                 nfun, how, gen_s, dest if args.keep else "a temporary directory"),
             "- lspci: `lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci`",
-            "- best of %d (median in brackets), wall clock; load average before the run: %s" % (
-                args.repeat, " ".join("%.2f" % x for x in os.getloadavg())),
+            "- best of %d (module calls: of %d), median in brackets, wall clock; CPU: least user + system time of "
+            "one run; load average before the run: %s, after: %s" % (
+                args.repeat, mrep, load, " ".join("%.2f" % x for x in os.getloadavg())),
             "",
-            "| what | seconds | vs lspci |",
-            "|---|---|---|",
-            "| lspci | %.3f (%.3f) | 1.00 |" % (lb, lm),
-            "| discovery in-process, include_all (%d records) | %.3f (%.3f) | %.2f |" % (records, ab, am, ab / lb),
-            "| discovery in-process, accelerators only (%d records) | %.3f (%.3f) | %.2f |" % (accel, db, dm, db / lb),
-            "| discovery in-process, include_all, `vf_detail: summary` (%d records, %d VFs folded) | %.3f (%.3f) | %.2f |" % (
-                len(srecords), folded, sb, sm, sb / lb),
-            "| module call, include_all, `vf_detail: full` (new interpreter, imports, discovery, %d kB JSON; "
-            "CPU %.3f s) | %.3f (%.3f) | %.2f |" % (out_size["full"] // 1024, out_cpu["full"], mb, mm, mb / lb),
-            "| module call, include_all, `vf_detail: summary` (%d kB JSON; CPU %.3f s) | %.3f (%.3f) | %.2f |" % (
-                out_size["summary"] // 1024, out_cpu["summary"], msb, msm, msb / lb),
-            "",
+            "| what | seconds | vs lspci | CPU s | CPU vs lspci |",
+            "|---|---|---|---|---|",
         ]
+        for label, (b, m, c) in rows:
+            lines.append("| %s | %.3f (%.3f) | %.2f | %.3f | %.2f |" % (label, b, m, b / lsp[0], c,
+                                                                       c / lsp[2] if lsp[2] else 0.0))
+        lines += [
+            "",
+            "Result size by options (the module's result without warnings; `publish_facts: true` adds the records "
+            "a second time):",
+            "",
+            "| options | records | JSON kB | dicts + lists | scalar values |",
+            "|---|---|---|---|---|",
+        ]
+        for label, n, size, c, v in sizes:
+            lines.append("| %s | %d | %d | %d | %d |" % (label, n, size // 1024, c, v))
+        lines.append("")
         print("\n".join(lines))
     finally:
         if not args.keep:

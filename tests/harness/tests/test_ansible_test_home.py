@@ -64,7 +64,7 @@ def test_callers_at_once_on_an_empty_home_make_one_whole_pair(tmp_path):
     for round_no in range(2):
         home = tmp_path / ("home%d" % round_no)
         home.mkdir()
-        procs = [_run(home) for _ in range(4)]
+        procs = [_run(home) for _caller in range(4)]
         outs = [p.communicate(timeout=120)[0] for p in procs]
         assert [p.returncode for p in procs] == [0] * 4, outs
         test_dir = home / ".ansible" / "test"

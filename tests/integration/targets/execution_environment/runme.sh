@@ -14,7 +14,7 @@
 #            node (`ansible-runner transmit | ansible-runner worker | ansible-runner process`). check_events.py
 #            checks each job's status, rc and event stream (artifacts/<ident>/job_events); check.yml reads the
 #            hosts and Placement back after the converge.
-set -eux
+set -eux -o pipefail
 # ansible-test runs this from a copy of the target; the collection is where it points ANSIBLE_COLLECTIONS_PATH
 coll="${ANSIBLE_COLLECTIONS_PATH%%:*}/ansible_collections/accelops/lifecycle"
 [ -f "${coll}/galaxy.yml" ]
@@ -54,13 +54,17 @@ while IFS= read -r req; do
 done < <(grep -Ev '^(#|$)' "${coll}/requirements.txt")
 grep -Fx 'openstacksdk>=1.0.0  # from collection accelops.lifecycle' "${ee}/src/requirements.txt"
 grep -Fx 'pciutils [platform:dpkg platform:rpm]  # from collection accelops.lifecycle' "${ee}/src/bindep.txt"
-# what the final stage's install-from-bindep installs (bindep without the test profile) on a dpkg and an rpm
-# platform: pciutils and the PCI names, not FUSE or shellcheck
+# what the final stage's install-from-bindep installs (bindep without the test profile), as bindep selects it on
+# this machine's platform: pciutils and the PCI names, not FUSE or shellcheck
 bindep -l newline -f "${ee}/src/bindep.txt" | sort >"${ee}/runtime-packages.txt"
 cat "${ee}/runtime-packages.txt"
-if grep -Eq 'dpkg' <(bindep --profiles -f "${ee}/src/bindep.txt"); then
-  [ "$(tr '\n' ' ' <"${ee}/runtime-packages.txt")" = "pci.ids pciutils " ]
-fi
+profiles=$(bindep --profiles -f "${ee}/src/bindep.txt")
+case "${profiles}" in
+  *platform:dpkg*) want="pci.ids pciutils " ;;
+  *platform:rpm*) want="hwdata pciutils " ;;
+  *) echo "neither a dpkg nor an rpm platform: ${profiles}"; exit 1 ;;
+esac
+[ "$(tr '\n' ' ' <"${ee}/runtime-packages.txt")" = "${want}" ]
 
 # -- runner -----------------------------------------------------------------------------------------------------
 common=(-e @../../integration_config.yml -e "output_dir=${OUTPUT_DIR}")

@@ -29,7 +29,7 @@ import subprocess
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _pci
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import FAMILIES, Registry
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs, read_attr_real
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs, isdir_real, read_attr_real
 
 __metaclass__ = type
 
@@ -238,7 +238,7 @@ def _units(func, unit_type, more_units, ctx):
 
 
 def _check_present(func):
-    if not os.path.isdir(func.real):
+    if not isdir_real(func.real):
         func.warn("the device went away during the scan; what is reported was read before it did")
 
 

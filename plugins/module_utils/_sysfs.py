@@ -277,6 +277,18 @@ def readlinks_real(base, names):
     return out
 
 
+_ACCESS_EFFECTIVE = os.access in os.supports_effective_ids
+
+
+def isdir_real(real_path):
+    """True when a machine path is a directory, following symlinks (as ``os.path.isdir``), checked with one
+    ``access()`` of ``<path>/.`` instead of a ``stat()`` whose result Python would build and discard."""
+    try:
+        return os.access(real_path + "/.", os.F_OK, effective_ids=_ACCESS_EFFECTIVE)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def scan_real(real_path):
     """``(name, is_dir, is_link)`` for the entries of a machine directory; [] when it is missing."""
     out = []

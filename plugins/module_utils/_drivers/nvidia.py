@@ -20,7 +20,6 @@ from collections import Counter
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     Driver,
     function_record,
-    listdir_real,
     mdev_units,
     read_mdev,
     read_text,
@@ -220,10 +219,10 @@ class NvidiaGpuDriver(Driver):
             if f is None or "nvidia" not in f.entries():
                 continue
             cur, creatable = self._vgpu_of(f)
-            for fname in ("supported_vgpu_types",):
-                if fname in listdir_real(f.real + "/nvidia"):
-                    for t in parse_vgpu_types(read_text(f, f.real + "/nvidia/" + fname, "nvidia/" + fname)):
-                        names.setdefault(t["id"], t["name"])
+            # read directly (a missing file is silent): no listing of nvidia/ per VF
+            supported = read_text(f, f.real + "/nvidia/supported_vgpu_types", "nvidia/supported_vgpu_types")
+            for t in parse_vgpu_types(supported):
+                names.setdefault(t["id"], t["name"])
             for t in creatable:
                 names.setdefault(t["id"], t["name"])
             vgpu[f.address] = (cur, creatable)

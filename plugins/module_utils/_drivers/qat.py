@@ -45,8 +45,12 @@ class QatDriver(Driver):
         pf = ctx.scan.get(func.physfn) if func.physfn else func
         state = services = None
         if pf is not None and "qat" in pf.entries():
-            state = read_text(pf, pf.real + "/qat/state", "qat/state")
-            services = read_text(pf, pf.real + "/qat/cfg_services", "qat/cfg_services")
+            # read once per PF, not once per VF (a QAT PF has up to 16 VFs per function)
+            key = "qat_state:" + pf.address
+            if key not in ctx.cache:
+                ctx.cache[key] = (read_text(pf, pf.real + "/qat/state", "qat/state"),
+                                  read_text(pf, pf.real + "/qat/cfg_services", "qat/cfg_services"))
+            state, services = ctx.cache[key]
             if pf is not func:
                 for w in pf.warnings:
                     func.warn("PF %s: %s" % (pf.address, w))

@@ -4,10 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Compare the DOM of the fleet report, as Chromium built it, with Placement's own numbers.
 
-Usage: check_page.py DOM_FILE SETTINGS_JSON
+Usage: check_page.py DOM_FILE SETTINGS
 
-SETTINGS_JSON: {"placement": URL, "token": T, "roots": [compute node names], "traits": {label: trait},
-"profiles": {name: [request groups, Cyborg's form]}, "literal": [strings that must appear as text]}.
+SETTINGS (JSON): {"placement": URL, "token": T, "roots": [compute node names], "inventory_names": {compute node name:
+inventory name}, "traits": {label: trait}, "profiles": {name: [request groups, Cyborg's form]}, "literal": [strings
+that must appear as text], "png": the screenshot's path}.
 
 Placement is read here over plain HTTP (urllib), not through the collection: the providers of each root's tree, their
 traits, inventories and usages, and each profile's allocation candidates. Prints what it compared as JSON and exits
@@ -96,9 +97,8 @@ def fail(msg, **data):
 
 
 def main():
-    dom_file, settings_file = sys.argv[1:3]
-    with open(settings_file) as f:
-        cfg = json.load(f)
+    dom_file = sys.argv[1]
+    cfg = json.loads(sys.argv[2])
     base, token = cfg["placement"].rstrip("/"), cfg["token"]
     page = Page()
     with open(dom_file, encoding="utf-8") as f:
@@ -194,6 +194,11 @@ def main():
             fail("%r is not in the page's text (escaped wrongly, or missing)" % s)
     if "script" in page.elements:
         fail("the page has a script element")
+    with open(cfg["png"], "rb") as f:
+        png = f.read()
+    if not png.startswith(b"\x89PNG\r\n\x1a\n"):
+        fail("%s is not a PNG" % cfg["png"])
+    compared["png_bytes"] = len(png)
     compared["summary"] = page.summary
     compared["sections"] = dict((k, v["cards"]) for k, v in page.sections.items())
     print(json.dumps(compared, indent=1, sort_keys=True))

@@ -678,6 +678,21 @@ def merge_traits(current, desired, managed_extra=(), function_only=False):
     return sorted(keep | want)
 
 
+def named_after_root(host_spec, root):
+    """The host's desired providers named ``<root name>_<address>`` (as Nova names the children of a compute
+    node) whatever spelling of the host found the root: reported once as ``cn1`` and once as ``cn1.example.org``,
+    a host keeps the same children, instead of a second set beside (or in place of) the first. An explicit
+    ``name_prefix`` is kept."""
+    desired = host_spec["providers"]
+    if host_spec.get("name_prefix") or root["name"] == host_spec["host"]:
+        return desired
+    out = []
+    for d in desired:
+        name = provider_name(root["name"], d["address"])
+        out.append(dict(d, name=name, uuid=provider_uuid(name)))
+    return out
+
+
 def plan_host(state, host_spec, options):
     """Compare one host's desired providers with ``state``; returns (actions, warnings, root)."""
     warnings = []
@@ -685,7 +700,7 @@ def plan_host(state, host_spec, options):
     if root is None:
         raise PlacementInputError(err)
     actions = []
-    desired = host_spec["providers"]
+    desired = named_after_root(host_spec, root)
     desired_names = set(d["name"] for d in desired)
     extra = set(options.get("extra_traits") or ())
     for d in desired:

@@ -64,8 +64,10 @@ options:
     type: str
   name_prefix:
     description:
-      - What child provider names start with (C(<name_prefix>_<address>)). Defaults to the host name. Set it to
-        what Cyborg uses on that host (its C(socket.gethostname())) when Cyborg profiles must match.
+      - What child provider names start with (C(<name_prefix>_<address>)). Defaults to the name of the compute
+        node provider found for the host, as Nova names a compute node's children, so that C(cn1) and
+        C(cn1.example.org) report the same children. Set it to what Cyborg uses on that host (its
+        C(socket.gethostname())) when Cyborg profiles must match.
     type: str
   hosts:
     description:
@@ -442,7 +444,8 @@ class PlacementProviderTreeModule(OpenStackModule):
                                         function_names=h_names, overrides=h_over, drain=drain,
                                         extra_traits=p["extra_traits"], keep_drained=p["keep_drained"],
                                         undrain=undrain)
-            hosts.append({"host": host, "root_provider": h.get("root_provider"), "providers": provs})
+            hosts.append({"host": host, "root_provider": h.get("root_provider"), "name_prefix": h.get("name_prefix"),
+                          "providers": provs})
         return hosts, {"function_names": names, "extra_traits": p["extra_traits"], "prune": p["prune"],
                        "adopt": p["adopt"], "foreign_providers": p["foreign_providers"],
                        "conflict_retries": p["conflict_retries"], "request_retries": p["request_retries"],

@@ -26,6 +26,8 @@ from ansible_collections.accelops.lifecycle.plugins.modules import placement_pro
 
 ROUNDS = int(os.environ.get("RELIABILITY_ROUNDS", "30"))
 HOST = "cn1"
+# the compute node provider found for HOST: its children are named after it
+ROOT_NAME = "cn1.example.org"
 ROOT_UUID = "5d1a1a0e-3f1e-4c5e-9a37-0c3f6f1c0101"
 CYBORG_ADDR = "0000:86:00.0"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,9 +61,9 @@ def round_records(r):
 def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_path, figures):
     pl = clean_placement
     patch_exits(monkeypatch)
-    pl.create_provider("cn1.example.org", uuid=ROOT_UUID)
+    pl.create_provider(ROOT_NAME, uuid=ROOT_UUID)
     # a provider the Cyborg agent owns (same naming rule): the module may only touch its function traits
-    cy_name = "%s_%s" % (HOST, CYBORG_ADDR)
+    cy_name = "%s_%s" % (ROOT_NAME, CYBORG_ADDR)
     cy = pl.create_provider(cy_name, uuid=P.provider_uuid(cy_name), parent=ROOT_UUID)
     pl.set_traits(cy["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_INTEL"])
     pl.set_inventories(cy["uuid"], {"FPGA": {"total": 1, "max_unit": 1}})
@@ -101,7 +103,7 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
             traits_of = dict((u, pl.traits(u)) for u in owned + [cy["uuid"]])
             inventories_of = dict((u, pl.inventories(u)) for u in owned + [ROOT_UUID, cy["uuid"]])
             # the module's side: exactly what this round asked for
-            desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc))
+            desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc, prefix=ROOT_NAME))
             for u in owned:
                 traits = traits_of[u]
                 mine = sorted(t for t in traits if P.is_managed_trait(t))
@@ -148,12 +150,12 @@ def test_trait_write_between_read_and_inventory_write_survives(clean_placement, 
     before, or it silently removes the other writer's trait."""
     import openstack
     pl = clean_placement
-    pl.create_provider("cn1.example.org", uuid=ROOT_UUID)
+    pl.create_provider(ROOT_NAME, uuid=ROOT_UUID)
     conn = openstack.connect(**pl.cloud())
     cache = str(tmp_path / "gen.json")
     first = [{"host": HOST, "providers": P.desired_providers(HOST, discovery(HOST, round_records(0)[:3]))}]
     P.converge(conn.placement, first, {}, cache_path=cache, endpoint=pl.endpoint)
-    nic = P.provider_uuid("%s_%s" % (HOST, nic_record()["address"]))
+    nic = P.provider_uuid("%s_%s" % (ROOT_NAME, nic_record()["address"]))
     played = []
 
     def writer(action, what):
@@ -168,7 +170,7 @@ def test_trait_write_between_read_and_inventory_write_survives(clean_placement, 
     assert nic in played and r["requests"]["conflicts_resolved"] >= 1
     for u in played:
         assert "CUSTOM_NOVA_W_0" in pl.traits(u), u
-    want = dict((d["uuid"], d) for d in new[0]["providers"])
+    want = dict((d["uuid"], d) for d in P.named_after_root(new[0], {"name": ROOT_NAME}))
     for u in played:
         assert sorted(t for t in pl.traits(u) if P.is_managed_trait(t)) == sorted(want[u]["traits"])
         assert P.same_inventories(pl.inventories(u), want[u]["inventories"])

@@ -58,6 +58,10 @@ def discovery(host="cn1", records=None):
             "accelerators": records if records is not None else [fpga_record(), gpu_record(), nic_record()]}
 
 
+# children are named after the compute node provider found (cn1.example.org), not the spelling that found it
+CHILD = "cn1.example.org_"
+
+
 def run(module, args, capsys, check=False, diff=False):
     a = dict(args)
     a["_ansible_check_mode"] = check
@@ -96,15 +100,15 @@ def test_create_from_scratch_then_noop_rerun_sends_no_write(env, capsys):
     # the budget: 3 requests per provider plus a constant (list, trait look-up, trait creation, version doc)
     per_provider = [x for x in reqs if "/resource_providers" in x and not x.startswith("GET /resource_providers ")]
     assert len(per_provider) <= 3 * 3
-    fpga = env.provider_by_name("cn1_" + FPGA_ADDR)
-    assert fpga["uuid"] == P.provider_uuid("cn1_" + FPGA_ADDR)            # Cyborg's uuid3 naming
+    fpga = env.provider_by_name(CHILD + FPGA_ADDR)
+    assert fpga["uuid"] == P.provider_uuid(CHILD + FPGA_ADDR)            # Cyborg's uuid3 naming
     assert fpga["parent_provider_uuid"] == env.root["uuid"]
     assert P._naming.fpga_function_trait("intel", AFU_GZIP) in env.traits(fpga["uuid"])
     assert "CUSTOM_OWNER_ACCELOPS" in env.traits(fpga["uuid"])
-    inv = env.inventories(env.provider_by_name("cn1_" + NIC_ADDR)["uuid"])
+    inv = env.inventories(env.provider_by_name(CHILD + NIC_ADDR)["uuid"])
     assert inv["SRIOV_NET_VF"]["total"] == 8 and inv["SRIOV_NET_VF"]["max_unit"] == 8
-    assert "PGPU" in env.inventories(env.provider_by_name("cn1_" + GPU_ADDR)["uuid"])
-    assert r["diff"]["before"]["cn1_" + FPGA_ADDR] is None
+    assert "PGPU" in env.inventories(env.provider_by_name(CHILD + GPU_ADDR)["uuid"])
+    assert r["diff"]["before"][CHILD + FPGA_ADDR] is None
     # no-op rerun: changed false, no write; with the generation cache, one request in all
     mark = env.log_mark()
     r2 = env.tree(capsys, discovery=discovery())
@@ -122,9 +126,9 @@ def test_create_from_scratch_then_noop_rerun_sends_no_write(env, capsys):
 def test_independent_read_back_with_the_cli(env, capsys):
     env.tree(capsys, discovery=discovery())
     listed = env.cli_json("resource", "provider", "list", "--in-tree", env.root["uuid"])
-    assert sorted(x["name"] for x in listed) == sorted(["cn1.example.org", "cn1_" + FPGA_ADDR, "cn1_" + GPU_ADDR,
-                                                        "cn1_" + NIC_ADDR])
-    u = P.provider_uuid("cn1_" + FPGA_ADDR)
+    assert sorted(x["name"] for x in listed) == sorted(["cn1.example.org", CHILD + FPGA_ADDR, CHILD + GPU_ADDR,
+                                                        CHILD + NIC_ADDR])
+    u = P.provider_uuid(CHILD + FPGA_ADDR)
     traits = [x["name"] for x in env.cli_json("resource", "provider", "trait", "list", u)]
     assert P._naming.fpga_function_trait("intel", AFU_GZIP) in traits
     inv = env.cli_json("resource", "provider", "inventory", "list", u)
@@ -133,7 +137,7 @@ def test_independent_read_back_with_the_cli(env, capsys):
 
 def test_change_function_replaces_the_trait(env, capsys):
     env.tree(capsys, discovery=discovery())
-    u = P.provider_uuid("cn1_" + FPGA_ADDR)
+    u = P.provider_uuid(CHILD + FPGA_ADDR)
     env.set_traits(u, env.traits(u) + ["CUSTOM_GOLD"])                  # someone else's trait
     r = env.tree(capsys, discovery=discovery(records=[fpga_record(afu=AFU_AES), gpu_record(), nic_record()]),
                  diff=True, function_names={AFU_AES: "aes"})
@@ -144,14 +148,14 @@ def test_change_function_replaces_the_trait(env, capsys):
     assert P._naming.fpga_function_trait("intel", AFU_GZIP) not in traits
     assert "CUSTOM_GOLD" in traits
     d = r["diff"]
-    assert P._naming.fpga_function_trait("intel", AFU_GZIP) in d["before"]["cn1_" + FPGA_ADDR]["traits"]
+    assert P._naming.fpga_function_trait("intel", AFU_GZIP) in d["before"][CHILD + FPGA_ADDR]["traits"]
 
 
 def test_single_program_card_gets_inventory_only_once_programmed(env, capsys):
     r = env.tree(capsys, discovery=discovery(records=[xilinx_record()]))
-    x = by_name(r)["cn1_" + XIL_ADDR]
+    x = by_name(r)[CHILD + XIL_ADDR]
     assert x["inventories"] == {} and "no function" in x["note"]
-    u = P.provider_uuid("cn1_" + XIL_ADDR)
+    u = P.provider_uuid(CHILD + XIL_ADDR)
     assert env.inventories(u) == {}
     xclbin = "5b6d6b83-f1c4-4f4a-9b1c-4d2f6c1c8a10"
     env.tree(capsys, discovery=discovery(records=[xilinx_record(xclbin=xclbin)]))
@@ -161,21 +165,21 @@ def test_single_program_card_gets_inventory_only_once_programmed(env, capsys):
 
 def test_device_removed_is_pruned_but_kept_while_allocated(env, capsys):
     env.tree(capsys, discovery=discovery())
-    gpu_u = P.provider_uuid("cn1_" + GPU_ADDR)
-    nic_u = P.provider_uuid("cn1_" + NIC_ADDR)
+    gpu_u = P.provider_uuid(CHILD + GPU_ADDR)
+    nic_u = P.provider_uuid(CHILD + NIC_ADDR)
     env.allocate("11111111-2222-3333-4444-555555555555", {nic_u: {"SRIOV_NET_VF": 2}})
     r = env.tree(capsys, discovery=discovery(records=[fpga_record()]))
     assert r["summary"]["pruned"] == 1 and r["summary"]["kept"] == 1
-    assert env.provider_by_name("cn1_" + GPU_ADDR) is None
-    assert env.provider_by_name("cn1_" + NIC_ADDR)["uuid"] == nic_u
-    assert any("still has allocations" in str(w) and "cn1_" + NIC_ADDR in str(w) for w in r.get("warnings", []))
+    assert env.provider_by_name(CHILD + GPU_ADDR) is None
+    assert env.provider_by_name(CHILD + NIC_ADDR)["uuid"] == nic_u
+    assert any("still has allocations" in str(w) and CHILD + NIC_ADDR in str(w) for w in r.get("warnings", []))
     assert gpu_u not in [p["uuid"] for p in env.providers()]
 
 
 def test_concurrent_writer_between_read_and_write_both_changes_survive(env, capsys):
     import openstack
     conn = openstack.connect(**env.cloud())
-    u = P.provider_uuid("cn1_" + FPGA_ADDR)
+    u = P.provider_uuid(CHILD + FPGA_ADDR)
     hosts = [{"host": "cn1", "providers": P.desired_providers("cn1", discovery())}]
     P.converge(conn.placement, hosts, {})
     env.set_traits(u, env.traits(u) + ["CUSTOM_RACK_A"])
@@ -196,7 +200,7 @@ def test_concurrent_writer_between_read_and_write_both_changes_survive(env, caps
 
 
 def test_provider_owned_by_someone_else_is_untouched(env, capsys):
-    name = "cn1_" + FPGA_ADDR
+    name = CHILD + FPGA_ADDR
     theirs = env.create_provider(name, uuid=P.provider_uuid(name), parent=env.root["uuid"])
     env.set_traits(theirs["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_FUNCTION_ID_INTEL_OLD"])
     env.set_inventories(theirs["uuid"], {"FPGA": {"total": 2}})
@@ -229,11 +233,11 @@ def test_check_mode_sends_no_write(env, capsys):
 
 def test_drain_and_restore(env, capsys):
     env.tree(capsys, discovery=discovery())
-    u = P.provider_uuid("cn1_" + NIC_ADDR)
+    u = P.provider_uuid(CHILD + NIC_ADDR)
     r = env.tree(capsys, discovery=discovery(), drain=[NIC_ADDR])
     assert r["changed"] is True and env.inventories(u)["SRIOV_NET_VF"]["reserved"] == 8
     info = run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys)
-    assert by_name(info)["cn1_" + NIC_ADDR]["drained"] is True
+    assert by_name(info)[CHILD + NIC_ADDR]["drained"] is True
     env.tree(capsys, discovery=discovery())
     assert env.inventories(u)["SRIOV_NET_VF"]["reserved"] == 0
 
@@ -247,16 +251,16 @@ def test_fleet_in_one_call(env, capsys):
 
 def test_info_reports_inventories_usages_traits_allocations(env, capsys):
     env.tree(capsys, discovery=discovery())
-    u = P.provider_uuid("cn1_" + NIC_ADDR)
+    u = P.provider_uuid(CHILD + NIC_ADDR)
     env.allocate("11111111-2222-3333-4444-555555555555", {u: {"SRIOV_NET_VF": 3}})
     r = run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys)
     assert r["changed"] is False
-    nic = by_name(r)["cn1_" + NIC_ADDR]
+    nic = by_name(r)[CHILD + NIC_ADDR]
     assert nic["usages"] == {"SRIOV_NET_VF": 3} and nic["in_use"] is True and nic["owner"] == "accelops"
     assert nic["allocations"]["11111111-2222-3333-4444-555555555555"]["resources"] == {"SRIOV_NET_VF": 3}
     assert by_name(r)["cn1.example.org"]["owner"] is None
     owned = run(info_mod, {"cloud": env.cloud()}, capsys)
-    assert sorted(p["name"] for p in owned["providers"]) == sorted("cn1_" + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))
+    assert sorted(p["name"] for p in owned["providers"]) == sorted(CHILD + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))
 
 
 @pytest.mark.parametrize("args, words", [
@@ -297,3 +301,20 @@ def test_unreachable_endpoint_and_wrong_credentials(env, capsys):
     assert "credentials" in r["msg"]
     r = run(info_mod, {"cloud": env.cloud(token="not-admin")}, capsys)
     assert r["failed"] is True and "credentials" in r["msg"]
+
+
+def test_any_spelling_of_the_host_reports_the_same_children(env, capsys):
+    # reported as the discovery's short name, then as the FQDN the root carries: one set of children, no
+    # rename, no prune (a renamed set beside an allocated old one offered the same device twice)
+    r = env.tree(capsys, discovery=discovery())
+    assert r["summary"]["created"] == 3, r
+    names = sorted(p["name"] for p in env.providers())
+    assert names == sorted(["cn1.example.org"] + [CHILD + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR)])
+    again = env.tree(capsys, discovery=discovery(), host="cn1.example.org")
+    assert again["changed"] is False, again
+    assert again["summary"]["created"] == 0 and again["summary"]["pruned"] == 0, again["summary"]
+    assert sorted(p["name"] for p in env.providers()) == names
+    # an explicit name_prefix is still what names them
+    prefixed = env.tree(capsys, discovery=discovery(), name_prefix="cn1", check=True)
+    assert sorted(p["name"] for p in prefixed["providers"] if p["name"].startswith("cn1_")) == \
+        sorted("cn1_" + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))

@@ -58,7 +58,11 @@ gate_sanity() {
 }
 gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocolor); }
 gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
-gate_docs() { (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .); }
+# the plugins' documentation must render, and the documentation site must build without a warning
+gate_docs() {
+  (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .) &&
+    DOCS_SITE_OUT="$run_dir/docs-site" tools/docs-site.sh
+}
 gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
 gate_simulator() { python -m pytest -q -p no:cacheprovider --durations=5 tests/simulator; }
 gate_harness() {

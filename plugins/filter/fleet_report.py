@@ -148,7 +148,7 @@ def _add(into, u):
         into[k] += u[k]
 
 
-def bar(counts):
+def bar_segments(counts):
     """Chart segments of a total: used, drained, reserved, free, each with its share in percent (one decimal)."""
     whole = sum(counts[k] for k in SEGMENTS)
     out = []
@@ -441,7 +441,7 @@ def fleet_report(data):
         hs = sorted(row.pop("_hosts").values(), key=lambda x: str(x["host"]))
         row["hosts"] = hs
         row["where"] = sorted((x for x in hs if x["free"] > 0), key=lambda x: (-x["free"], str(x["host"])))
-        row["bar"] = bar(row)
+        row["bar"] = bar_segments(row)
         functions.append(row)
 
     hosts = []
@@ -461,11 +461,11 @@ def fleet_report(data):
             drift.append("Placement: %s" % placement_errors[ph])
         cap = host_caps.get(ph, _zero())
         hosts.append({"name": h["name"], "placement_host": ph, "error": error, "in_placement": bool(mine),
-                      "cards": cards, "other_providers": other, "drift": drift, "capacity": cap, "bar": bar(cap)})
+                      "cards": cards, "other_providers": other, "drift": drift, "capacity": cap, "bar": bar_segments(cap)})
 
-    profiles = [_profile(p, functions, declared) for p in sorted(data.get("profiles") or [],
-                                                       key=lambda x: str(x.get("name")))
-                if isinstance(p, Mapping)]
+    profiles_in = sorted((p for p in data.get("profiles") or [] if isinstance(p, Mapping)),
+                         key=lambda x: str(x.get("name")))
+    profiles = [_profile(p, functions, declared) for p in profiles_in]
     unsatisfiable = [p["name"] for p in profiles if p["satisfiable"] is False]
 
     classes = {}

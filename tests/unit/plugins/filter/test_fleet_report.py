@@ -18,7 +18,7 @@ jinja2 = pytest.importorskip("jinja2")
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import (  # noqa: E402
-    FilterModule, bar, fleet_report, provider_function, units)
+    FilterModule, bar_segments, fleet_report, provider_function, units)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
@@ -81,10 +81,10 @@ def test_units_free_is_total_less_reserved_less_used(total, reserved, used, want
 
 
 def test_bar_segments_are_shares_of_the_whole():
-    segs = bar({"used": 1, "drained": 1, "reserved": 0, "free": 2, "total": 4})
+    segs = bar_segments({"used": 1, "drained": 1, "reserved": 0, "free": 2, "total": 4})
     assert [(s["kind"], s["units"], s["pct"]) for s in segs] == [("used", 1, 25.0), ("drained", 1, 25.0),
                                                                  ("free", 2, 50.0)]
-    assert bar({"used": 0, "drained": 0, "reserved": 0, "free": 0, "total": 0}) == []
+    assert bar_segments({"used": 0, "drained": 0, "reserved": 0, "free": 0, "total": 0}) == []
 
 
 # -- function names --------------------------------------------------------------------------------------------
@@ -95,8 +95,8 @@ def test_declared_name_wins_over_discovery_name_and_raw_trait():
     both = ["CUSTOM_FUNCTION_GRID_T4_2Q", "CUSTOM_FUNCTION_T4_2Q", "CUSTOM_VENDOR_10DE"]
     assert provider_function(both, declared, discovered) == ("t4-2q", "CUSTOM_FUNCTION_T4_2Q", True)
     assert provider_function(both[:1], declared, discovered) == ("GRID T4-2Q", "CUSTOM_FUNCTION_GRID_T4_2Q", False)
-    assert provider_function(["CUSTOM_FUNCTION_X", OPAE_TRAIT], {}, {}) == ("CUSTOM_FUNCTION_X", "CUSTOM_FUNCTION_X",
-                                                                             False)
+    plain = ("CUSTOM_FUNCTION_X", "CUSTOM_FUNCTION_X", False)
+    assert provider_function(["CUSTOM_FUNCTION_X", OPAE_TRAIT], {}, {}) == plain
     assert provider_function([OPAE_TRAIT], {}, {}) == (OPAE_TRAIT, OPAE_TRAIT, False)
     assert provider_function(["CUSTOM_VENDOR_10DE"], declared, discovered) == (None, None, False)
 
@@ -231,8 +231,8 @@ def test_hosts_not_read(lab):
                             "functions": []}]
     data["placement"] = [
         {"item": "a", "failed": False, "msg": "hosts: no resource provider named a"},
-        {"item": "b", "providers": [root_of("b", "root-b"), prov("b", "0000:5e:00.0", [], {"FPGA": inv(1)},
-                                                                  root="root-b")]}]
+        {"item": "b", "providers": [root_of("b", "root-b"),
+                                    prov("b", "0000:5e:00.0", [], {"FPGA": inv(1)}, root="root-b")]}]
     r = fleet_report(data)
     a, b = r["hosts"]
     assert a["error"].startswith("not reached")

@@ -1,0 +1,508 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Function pools: keep a minimum of free units of each function across a set of hosts (docs/pools.md).
+
+A pool names a function of a declaration (the same format as ``accelerator_host_functions``, validated and
+matched by :mod:`_declaration`), the hosts it counts over, ``min_free`` and optionally ``max_free``. Free units
+are read from Placement: ``total - reserved - used`` of every provider of the pool's hosts that carries the
+function's ``CUSTOM_FUNCTION_<NAME>`` trait, whoever reports it. :func:`plan` works out each pool's deficit and
+surplus and which cards to reprogram, and why:
+
+1. a card that carries the function already but whose providers lack its trait (a report is enough);
+2. a free card with nothing loaded;
+3. a free card loaded with a function no pool keeps;
+4. a free card of another pool's function, only when every pool of that function that counts the card stays at
+   or above ``min_free + margin`` after losing the card's free units (hysteresis: a pool that gave a card can
+   never drop into a deficit because of it, so two pools cannot take a card back and forth); pools above their
+   ``max_free`` are asked first.
+
+Within each step, cards on hosts already changed by the plan come first (fewest hosts changed), then by host
+and address. A card with a unit in use (host evidence), a Placement usage or allocation, or a drained provider
+is never chosen. A pool's deficit is filled until ``free >= min_free`` and no further. Standard library only.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import copy
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
+
+PUBLISH, LOAD, FOREIGN, TAKE = 0, 1, 2, 3
+CHANGES = ("publish", "load", "reload", "take")
+DEFAULT_MARGIN = 1
+
+
+class PoolError(ValueError):
+    """Pool settings that cannot be used; the message names the pool and the key."""
+
+
+def _int(value, where, minimum=0, required=False):
+    if value is None and not required:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PoolError("%s: must be an integer >= %d, got %r" % (where, minimum, value))
+    return value
+
+
+def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None):
+    """Check the pools against the validated declaration ``entries``; returns normalised pools. A pool's
+    ``hosts`` is an inventory group name, or a list of group and host names (``groups``: the inventory's groups)."""
+    by_name = dict((e["name"].lower(), e) for e in entries)
+    margin = _int(margin, "function_pools_margin", required=True)
+    if not isinstance(pools, list):
+        raise PoolError("function_pools_pools: must be a list of pools, got %s" % type(pools).__name__)
+    out, names = [], set()
+    for i, raw in enumerate(pools):
+        where = "function_pools_pools[%d]" % i
+        if not isinstance(raw, dict):
+            raise PoolError("%s: must be a mapping" % where)
+        unknown = sorted(str(k) for k in raw if k not in ("name", "function", "hosts", "min_free", "max_free",
+                                                          "margin"))
+        if unknown:
+            raise PoolError("%s: unknown key(s) %s; accepted: name, function, hosts, min_free, max_free, margin"
+                            % (where, ", ".join(unknown)))
+        fn = raw.get("function")
+        if not isinstance(fn, str) or fn.lower() not in by_name:
+            raise PoolError("%s.function: %r is not a function of function_pools_functions (%s)"
+                            % (where, fn, ", ".join(e["name"] for e in entries) or "none declared"))
+        entry = by_name[fn.lower()]
+        name = raw.get("name") or entry["name"]
+        if not isinstance(name, str) or name in names:
+            raise PoolError("%s.name: %r must be a unique string" % (where, name))
+        names.add(name)
+        where = "%s (%s)" % (where, name)
+        hosts = raw.get("hosts")
+        if isinstance(hosts, str):
+            hosts = [hosts]
+        if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
+            raise PoolError("%s.hosts: must be an inventory group name or a list of group and host names" % where)
+        hosts = [m for h in hosts for m in ((groups or {}).get(h) or [h])]
+        lo = _int(raw.get("min_free"), where + ".min_free", required=True)
+        hi = _int(raw.get("max_free"), where + ".max_free")
+        if hi is not None and hi < lo:
+            raise PoolError("%s.max_free: %d is below min_free %d" % (where, hi, lo))
+        m = _int(raw.get("margin"), where + ".margin")
+        out.append({"name": name, "function": entry["name"], "trait": entry["trait"], "hosts": sorted(set(hosts)),
+                    "min_free": lo, "max_free": hi, "margin": margin if m is None else m})
+    return out
+
+
+def units_for(entry, card):
+    """Free units a card offers once it carries ``entry``'s function (before anyone uses it)."""
+    kind = entry["kind"]
+    if kind == "fpga":
+        if entry["fpga"]["port"]:
+            return 1
+        return max(1, len((card.get("fpga") or {}).get("ports") or []))
+    if kind == "vgpu":
+        return entry["vgpu"]["count"]
+    if kind == "vfs":
+        return entry["vfs"]["count"]
+    return 1
+
+
+def _provider_free(p):
+    invs = p.get("inventories") or {}
+    usages = p.get("usages") or {}
+    total = sum(int(i.get("total", 0)) for i in invs.values())
+    reserved = sum(min(int(i.get("reserved", 0)), int(i.get("total", 0))) for i in invs.values())
+    used = sum(int(usages.get(rc, 0)) for rc in invs)
+    return total, reserved, used, max(0, total - reserved - used)
+
+
+def _card_providers(prefix, address, providers):
+    base = "%s_%s" % (prefix, address)
+    return [p for p in providers if p.get("name") == base or (p.get("name") or "").startswith(base + "_")]
+
+
+class _Card(object):
+    __slots__ = ("host", "placement_host", "address", "record", "by_addr", "providers", "carries", "loaded",
+                 "busy", "drained", "free", "counted", "traits")
+
+
+def _cards(hosts, providers, entries):
+    """Every card of every host, with what it carries, whether it is in use or drained, and its free units."""
+    out = []
+    for host in sorted(hosts):
+        spec = hosts[host] or {}
+        prefix = spec.get("name_prefix") or spec.get("placement_host") or host
+        cards, by_addr = D._cards(spec.get("discovery") or {"accelerators": []})  # pylint: disable=protected-access
+        host_provs = [p for p in providers if (p.get("name") or "").startswith(prefix + "_")]
+        for rec in sorted(cards, key=lambda r: r["address"]):
+            c = _Card()
+            c.host, c.placement_host, c.address, c.record, c.by_addr = host, prefix, rec["address"], rec, by_addr
+            c.providers = _card_providers(prefix, rec["address"], host_provs)
+            c.carries = next((e["name"] for e in entries if D._compatible(e, rec) is None  # pylint: disable=protected-access
+                              and D.carries(e, rec, by_addr)), None)
+            c.loaded = (rec.get("function") or {}).get("name") or (rec.get("function") or {}).get("id")
+            busy, evidence = D._unit_evidence(rec, by_addr)  # pylint: disable=protected-access
+            for p in c.providers:
+                used = dict((k, v) for k, v in (p.get("usages") or {}).items() if v)
+                if used or p.get("allocations"):
+                    evidence.append("Placement provider %s has %s" % (
+                        p.get("name"), "usages " + ", ".join("%s=%s" % kv for kv in sorted(used.items())) if used
+                        else "allocations of %s" % ", ".join(sorted(p["allocations"]))))
+            c.busy = evidence
+            c.drained = [p["name"] for p in c.providers if p.get("drained")]
+            c.traits = set(t for p in c.providers for t in p.get("traits") or [])
+            c.free = sum(_provider_free(p)[3] for p in c.providers)
+            trait = next((e["trait"] for e in entries if e["name"] == c.carries), None)
+            # what the pools of the function it carries count of it now (providers with the function's trait)
+            c.counted = sum(_provider_free(p)[3] for p in c.providers if trait in (p.get("traits") or []))
+            out.append(c)
+    return out
+
+
+def _pool_state(pool, providers, prefixes):
+    """total, reserved, used, free units and providers of the function's trait on the pool's hosts."""
+    st = {"total": 0, "reserved": 0, "used": 0, "free": 0, "providers": 0}
+    for p in providers:
+        name = p.get("name") or ""
+        if pool["trait"] not in (p.get("traits") or []):
+            continue
+        if not any(name.startswith(pre + "_") for pre in prefixes):
+            continue
+        total, reserved, used, free = _provider_free(p)
+        st["total"] += total
+        st["reserved"] += reserved
+        st["used"] += used
+        st["free"] += free
+        st["providers"] += 1
+    return st
+
+
+def pool_states(pools, hosts, providers):
+    """Each pool's Placement counts (``before`` of :func:`plan`, and the read after a keeper run)."""
+    out = []
+    for pool in pools:
+        prefixes = [(hosts.get(h) or {}).get("name_prefix") or (hosts.get(h) or {}).get("placement_host") or h
+                    for h in pool["hosts"]]
+        st = _pool_state(pool, providers, prefixes)
+        st.update(name=pool["name"], function=pool["function"], trait=pool["trait"], min_free=pool["min_free"],
+                  max_free=pool["max_free"], margin=pool["margin"], hosts=pool["hosts"],
+                  deficit=max(0, pool["min_free"] - st["free"]),
+                  surplus=max(0, st["free"] - pool["max_free"]) if pool["max_free"] is not None else 0)
+        out.append(st)
+    return out
+
+
+def _allowed(not_allowed, spec, raw_entry):
+    allowed = (spec or {}).get("allowed_functions")
+    if allowed is None or not_allowed is None:
+        return None
+    outside = not_allowed([raw_entry], allowed)
+    return "; ".join(outside) if outside else None
+
+
+def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=None, groups=None):
+    """The keeper's plan. ``functions``: the declaration; ``pools``: the pool settings; ``hosts``: inventory name
+    to ``{placement_host, name_prefix, discovery, allowed_functions}``; ``providers``: placement_provider_info's
+    providers of those hosts (with usages and allocations); ``not_allowed``: the allow-list check
+    (converge_refusal's), called with ``([entry], allowed)``.
+
+    Returns ``pools`` (each pool before and planned after, deficit, surplus, shortfall, status and message),
+    ``actions`` (one per card to change, with the reason and the providers to drain with their generations),
+    ``considered`` (cards looked at and not chosen, and why), ``declarations`` (per host with an action: the
+    declaration for the converge role, naming by address every card that carries or gets a pool function),
+    ``hosts``, ``function_names``, ``lines`` and ``summary``."""
+    if not isinstance(hosts, dict):
+        raise PoolError("hosts: expected a mapping of inventory host to {placement_host, discovery}")
+    try:
+        entries = D.validate(functions, where="function_pools_functions")
+    except D.DeclarationError as e:
+        raise PoolError(str(e))
+    raws = dict((r["name"].lower(), r) for r in functions or [])
+    by_name = dict((e["name"], e) for e in entries)
+    pools = validate_pools(pools, entries, margin, groups)
+    for pool in pools:
+        missing = [h for h in pool["hosts"] if h not in hosts]
+        if missing:
+            raise PoolError("pool %s: no discovery for host(s) %s (every host of a pool must be in the play)"
+                            % (pool["name"], ", ".join(missing)))
+    providers = list(providers or [])
+    states = pool_states(pools, hosts, providers)
+    free = dict((s["name"], s["free"]) for s in states)
+    cards = _cards(dict((h, hosts[h]) for h in set(h for p in pools for h in p["hosts"])), providers, entries)
+    pools_of = {}  # (function, host) -> pools of that function that count the host
+    for pool in pools:
+        for h in pool["hosts"]:
+            pools_of.setdefault((pool["function"], h), []).append(pool)
+    changed_hosts, taken, allowed_cache = set(), set(), {}
+    actions, considered, gained = [], [], dict((p["name"], 0) for p in pools)
+    for pool in pools:
+        entry = by_name[pool["function"]]
+        # what does not change while this pool is served: whether a card may get the function at all
+        static = []
+        for c in cards:
+            if c.host not in pool["hosts"]:
+                continue
+            if c.carries == entry["name"] and entry["trait"] in c.traits:
+                continue  # carries it and is counted already
+            static.append((c, _why_not(c, entry, hosts, raws, not_allowed, allowed_cache)))
+        while free[pool["name"]] < pool["min_free"]:
+            ranked, seen = [], []
+            for c, why_not in static:
+                if (c.host, c.address) in taken:
+                    continue
+                cat, donors = _category(c, entry, pool, pools_of, free)
+                if why_not is None and cat is None:
+                    why_not = donors
+                if why_not is not None:
+                    seen.append((c, why_not))
+                    continue
+                above_max = any(d["max_free"] is not None and free[d["name"]] > d["max_free"] for d in donors)
+                ranked.append(((cat, 0 if above_max else 1, 0 if c.host in changed_hosts else 1, c.host, c.address),
+                               c, cat, donors))
+            if not ranked:
+                for c, why in seen:
+                    considered.append({"pool": pool["name"], "host": c.host, "address": c.address, "reason": why})
+                break
+            _key, c, cat, donors = min(ranked, key=lambda t: t[0])
+            units = c.free if cat == PUBLISH and c.providers else units_for(entry, c.record)
+            reason = _reason(c, entry, cat, donors, free, c.host in changed_hosts)
+            for d in donors:
+                free[d["name"]] -= c.counted
+            for p in pools_of.get((entry["name"], c.host), []):
+                free[p["name"]] += units
+                gained[p["name"]] += units
+            taken.add((c.host, c.address))
+            changed_hosts.add(c.host)
+            actions.append({
+                "pool": pool["name"], "function": entry["name"], "kind": entry["kind"], "host": c.host,
+                "placement_host": c.placement_host, "address": c.address, "change": CHANGES[cat],
+                "from": c.carries or c.loaded, "units": units,
+                "takes_from": [d["name"] for d in donors],
+                "providers": [{"uuid": p.get("uuid"), "name": p.get("name"), "generation": p.get("generation")}
+                              for p in c.providers],
+                "reason": "%s %s -> %s: %s" % (c.host, c.address, entry["name"], reason)})
+    results = []
+    for st in states:
+        pool = next(p for p in pools if p["name"] == st["name"])
+        planned = free[pool["name"]]
+        short = max(0, pool["min_free"] - planned)
+        r = dict(st, planned_free=planned, gain=gained[pool["name"]], shortfall=short)
+        if st["deficit"] == 0:
+            r["status"] = "ok"
+            r["message"] = "%s: %d free of %s (min %d%s): nothing to do" % (
+                pool["name"], st["free"], pool["function"], pool["min_free"], _max_text(pool, st))
+        elif short == 0:
+            r["status"] = "will-meet"
+            r["message"] = "%s: %d free of %s, min %d: %d card(s) to change for +%d unit(s)" % (
+                pool["name"], st["free"], pool["function"], pool["min_free"],
+                sum(1 for a in actions if a["pool"] == pool["name"]), gained[pool["name"]])
+        else:
+            why = [x["reason"] for x in considered if x["pool"] == pool["name"]]
+            r["status"] = "cannot-meet"
+            r["message"] = ("%s: cannot meet the minimum: %d free of %s, min %d, %d after this run: short by %d "
+                            "unit(s)%s" % (pool["name"], st["free"], pool["function"], pool["min_free"], planned,
+                                           short, ("; passed over: " + "; ".join(why)) if why else
+                                           "; no other card on its hosts can carry it"))
+        results.append(r)
+    carrying = dict((h, dict((c.address, c.carries) for c in cards if c.host == h and c.carries))
+                    for h in set(a["host"] for a in actions))
+    decls = declarations(actions, carrying, functions)
+    fnames = {}
+    for e in entries:
+        if e["kind"] == "fpga":
+            fid = e["fpga"]["function_id"]
+            for spelling in (fid, fid.replace("-", "").lower()):
+                fnames[spelling] = e["name"]
+        elif e["kind"] == "vgpu":
+            fnames[e["vgpu"]["type"]] = e["name"]
+    lines = [r["message"] for r in results] + ["  " + a["reason"] for a in actions]
+    summary = "%d pool(s): %d ok, %d to fill, %d cannot be met; %d card(s) on %d host(s) to change" % (
+        len(results), sum(1 for r in results if r["status"] == "ok"),
+        sum(1 for r in results if r["status"] == "will-meet"), sum(1 for r in results if r["status"] == "cannot-meet"),
+        len(actions), len(set(a["host"] for a in actions)))
+    drain = [dict(p, card=_card_key(a["host"], a["address"])) for a in actions for p in a["providers"]]
+    return {"pools": results, "actions": actions, "considered": considered, "declarations": decls, "carrying": carrying,
+            "drain": drain,
+            "hosts": sorted(decls), "function_names": fnames, "lines": lines, "summary": summary}
+
+
+def _max_text(pool, st):
+    if pool["max_free"] is None:
+        return ""
+    return ", max %d%s" % (pool["max_free"], (": %d above it" % st["surplus"]) if st["surplus"] else "")
+
+
+def _why_not(c, entry, hosts, raws, not_allowed, allowed_cache):
+    """None when the card may be given the pool's function, else why not."""
+    if c.busy:
+        return "%s %s: in use, never touched: %s" % (c.host, c.address, "; ".join(c.busy))
+    if c.drained:
+        return "%s %s: drained (%s): left alone" % (c.host, c.address, ", ".join(c.drained))
+    if not D._matches(entry["match"], c.record):  # pylint: disable=protected-access
+        return "%s %s: does not match %s's match keys" % (c.host, c.address, entry["name"])
+    incompatible = D._compatible(entry, c.record)  # pylint: disable=protected-access
+    if incompatible:
+        return "%s %s: cannot carry %s: %s" % (c.host, c.address, entry["name"], incompatible)
+    key = (c.host, entry["name"])
+    if key not in allowed_cache:
+        allowed_cache[key] = _allowed(not_allowed, hosts.get(c.host), raws[entry["name"].lower()])
+    refused = allowed_cache[key]
+    if refused:
+        return "%s %s: outside the host's allow-list: %s" % (c.host, c.address, refused)
+    return None
+
+
+def _category(c, entry, pool, pools_of, free):
+    """(category, donor pools) for a card that may carry the function, or (None, why not)."""
+    if c.carries == entry["name"]:
+        return PUBLISH, []
+    if c.carries is None:
+        return (LOAD if not c.loaded else FOREIGN), []
+    donors = pools_of.get((c.carries, c.host), [])
+    if not donors:
+        return FOREIGN, []
+    for d in donors:
+        if free[d["name"]] - c.counted < d["min_free"] + d["margin"]:
+            return None, ("%s %s: carries %s, whose pool %s would have %d free, below its min %d + margin %d"
+                          % (c.host, c.address, c.carries, d["name"], free[d["name"]] - c.counted, d["min_free"],
+                             d["margin"]))
+    return TAKE, donors
+
+
+def _reason(c, entry, cat, donors, free, same_host):
+    if cat == PUBLISH:
+        why = "carries %s already; its Placement providers lack %s: a report is enough" % (entry["name"], entry["trait"])
+    elif cat == LOAD:
+        why = "free, nothing loaded"
+    elif cat == FOREIGN:
+        why = "free, loaded with %s, which no pool keeps" % (c.carries or c.loaded)
+    else:
+        why = "free, carries %s; %s keep(s) %s free after it (min + margin: %s)" % (
+            c.carries, ", ".join(d["name"] for d in donors), ", ".join(str(free[d["name"]] - c.counted) for d in donors),
+            ", ".join("%d" % (d["min_free"] + d["margin"]) for d in donors))
+        above = [d["name"] for d in donors if d["max_free"] is not None and free[d["name"]] > d["max_free"]]
+        if above:
+            why += "; %s above its max" % ", ".join(above)
+    if same_host:
+        why += "; on a host this run changes already"
+    return why
+
+
+def declarations(actions, carrying, functions):
+    """Per host with an action: a declaration naming by address every card that carries a pool function
+    (``carrying``: host -> address -> function) or gets one now, so the converge changes the chosen cards and keeps
+    the others' function traits. Entries keep every key of the declaration's entry but ``match``."""
+    out = {}
+    for host in sorted(set(a["host"] for a in actions)):
+        assign = dict((carrying or {}).get(host) or {})
+        for a in actions:
+            if a["host"] == host:
+                assign[a["address"]] = a["function"]
+        decl = []
+        for raw in functions or []:
+            addrs = sorted(addr for addr, fn in assign.items() if fn.lower() == str(raw.get("name")).lower())
+            if addrs:
+                entry = copy.deepcopy(raw)
+                entry["match"] = {"address": addrs}
+                decl.append(entry)
+        out[host] = decl
+    return out
+
+
+def _card_key(host, address):
+    return "%s %s" % (host, address)
+
+
+def after_drain(plan_result, functions, drain):
+    """What to converge once the chosen cards' providers were drained (placement_provider_drain's result): the
+    actions whose card was drained (or has nothing to drain), their hosts' declarations, and the actions skipped
+    because the drain refused a provider of their card (an allocation made since the plan's read, or a drain by
+    someone else), each with the drain's reason."""
+    if not isinstance(plan_result, dict) or "actions" not in plan_result:
+        raise PoolError("plan: expected pool_plan's result")
+    refused = {}
+    for p in (drain or {}).get("providers") or []:
+        if p.get("action") in ("refused", "undone") and p.get("reason"):
+            refused.setdefault(p.get("card"), []).append("%s %s" % (p.get("name"), p.get("reason")))
+    keep, skipped = [], []
+    for a in plan_result["actions"]:
+        why = refused.get(_card_key(a["host"], a["address"]))
+        if why:
+            skipped.append(dict(a, outcome="skipped", why="the drain refused it: %s" % "; ".join(why)))
+        else:
+            keep.append(a)
+    decls = declarations(keep, plan_result.get("carrying"), functions)
+    return {"declarations": decls, "hosts": sorted(decls), "actions": keep, "skipped": skipped}
+
+
+def report(plan_result, providers, hosts, drain, converge, applied=True, fail_on_shortfall=False):
+    """Each pool before and after (``providers``: a Placement read after the run, or None), the outcome of each
+    planned card (``drain``: placement_provider_drain's result, ``converge``: inventory host -> its
+    accelerator_host_report), the drains of this run to release (cards the converge did not take over: its host
+    failed before draining, or it was not converged), and the failure when ``fail_on_shortfall`` and a pool stays
+    short."""
+    if not isinstance(plan_result, dict) or "pools" not in plan_result:
+        raise PoolError("plan: expected pool_plan's result")
+    converge = converge or {}
+    drained_by_card = {}
+    refused = {}
+    for p in (drain or {}).get("providers") or []:
+        if p.get("action") == "drained":
+            drained_by_card.setdefault(p.get("card"), []).append(p)
+        elif p.get("action") in ("refused", "undone") and p.get("reason"):
+            refused.setdefault(p.get("card"), []).append("%s %s" % (p.get("name"), p.get("reason")))
+    outcomes, release, lines = [], [], []
+    for a in plan_result["actions"]:
+        key = _card_key(a["host"], a["address"])
+        rep = converge.get(a["host"])
+        if not applied:
+            outcome, why = "planned", "dry run"
+        elif key in refused:
+            outcome, why = "skipped", "the drain refused it: " + "; ".join(refused[key])
+        elif not isinstance(rep, dict):
+            outcome, why = "not-converged", "its host was not converged"
+        elif a["address"] in (rep.get("changed") or []):
+            outcome, why = "changed", "reprogrammed and reported"
+        elif a["address"] in (rep.get("failed") or []):
+            outcome, why = "failed", (rep.get("failure") or "the converge failed")
+        elif rep.get("error"):
+            outcome, why = "failed", rep["error"]
+        else:
+            outcome, why = "reported", "carried it already; reported"
+        outcomes.append(dict(a, outcome=outcome, why=why))
+        if applied and key in drained_by_card:
+            pl = (rep or {}).get("placement") or {}
+            taken_over = a["address"] in (pl.get("undrained") or []) + (pl.get("kept_drained") or [])
+            if isinstance(rep, dict) and not taken_over:
+                release.extend({"uuid": p["uuid"], "name": p["name"], "card": key} for p in drained_by_card[key])
+    pools = []
+    after = None
+    if providers is not None:
+        after = dict((s["name"], s) for s in pool_states(
+            [dict(p, hosts=p["hosts"]) for p in plan_result["pools"]], hosts or {}, providers))
+    for p in plan_result["pools"]:
+        now = after[p["name"]] if after else None
+        free_now = now["free"] if now else p["planned_free"]
+        short = max(0, p["min_free"] - free_now)
+        state = ("met" if short == 0 else "short by %d unit(s)" % short)
+        if now is not None:
+            lines.append("%s (%s): free %d -> %d, min %d%s: %s" % (
+                p["name"], p["function"], p["free"], now["free"], p["min_free"],
+                ", max %d" % p["max_free"] if p["max_free"] is not None else "", state))
+        else:
+            lines.append("%s (%s): free %d, min %d; planned %d: %s" % (
+                p["name"], p["function"], p["free"], p["min_free"], p["planned_free"],
+                "met" if short == 0 else "cannot meet the minimum, short by %d unit(s)" % short))
+        pools.append({"name": p["name"], "function": p["function"], "min_free": p["min_free"],
+                      "max_free": p["max_free"], "before": p["free"], "after": now["free"] if now else None,
+                      "planned": p["planned_free"], "shortfall": short,
+                      "used_after": now["used"] if now else None})
+    for o in outcomes:
+        lines.append("  %-13s %s %s -> %s: %s" % (o["outcome"], o["host"], o["address"], o["function"], o["why"]))
+    for r in release:
+        lines.append("  released     %s (drained by this run, not reprogrammed)" % r["name"])
+    short = [p for p in pools if p["shortfall"]]
+    failure = None
+    if fail_on_shortfall and short:
+        failure = "function_pools: %s" % "; ".join("%s short by %d unit(s)" % (p["name"], p["shortfall"]) for p in short)
+    return {"pools": pools, "actions": outcomes, "release": release, "lines": lines, "failure": failure}

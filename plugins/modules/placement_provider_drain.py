@@ -1,0 +1,279 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: placement_provider_drain
+short_description: Drain free Placement resource providers race-safely, or release them
+version_added: 0.1.0
+description:
+  - Drains (C(reserved = total) on every inventory) the resource providers given, only when they have no
+    allocation, and so that an allocation made at any time before the drain is seen - the check and the drain are
+    one read-modify-write under the provider generation. Once a provider is drained nothing more can be
+    allocated on it, so the card behind it can be reprogrammed safely.
+  - For each provider, the module reads its allocations with the provider generation, refuses it when it has any,
+    and writes the drained inventories with that generation; when Placement answers that the generation moved
+    (an allocation, a trait or an inventory write happened in between), it reads the allocations again and
+    decides again, up to O(conflict_retries) times.
+  - O(providers[].generation) is the generation an earlier read (the plan) saw; a provider whose generation moved
+    since is checked again as above and reported with C(moved=true).
+  - A provider someone else drained before this run is refused (it is in someone's maintenance), not taken over.
+  - Providers with the same O(providers[].card) go together - when one of them is refused, the others this run
+    drained are released again, so a card is drained whole or not at all.
+  - O(state=released) sets C(reserved = 0) on drained providers (those this run's caller drained and did not hand
+    over to a converge).
+  - The function pool keeper (role C(accelops.lifecycle.function_pools)) drains every card it reprograms with this
+    module before the converge role programs it.
+extends_documentation_fragment:
+  - accelops.lifecycle._openstack
+  - accelops.lifecycle._retries
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads the allocations and reports what it would do, writes nothing.
+  diff_mode:
+    support: none
+  platform:
+    platforms: all
+    details: Runs on the controller (or wherever C(delegate_to) points); needs openstacksdk.
+options:
+  providers:
+    description: The providers to drain or release.
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      uuid:
+        description: The provider's uuid.
+        type: str
+        required: true
+      name:
+        description: Its name (for messages).
+        type: str
+      generation:
+        description: The provider generation an earlier read saw (the plan's); a provider that moved since is
+          checked again and reported with C(moved=true).
+        type: int
+      card:
+        description: Providers with the same card are drained all or none.
+        type: str
+  state:
+    description: V(drained) drains free providers; V(released) sets C(reserved = 0) on drained ones.
+    type: str
+    choices: [drained, released]
+    default: drained
+  conflict_retries:
+    description: How many times a generation conflict is resolved by reading again.
+    type: int
+    default: 5
+notes:
+  - "Retries (O(request_retries)): reads are repeated; an inventory PUT carries the generation it read, so a
+    repeat of one that was applied meets a generation conflict and is decided again from a fresh read."
+author:
+  - accelops.lifecycle contributors (@accelops)
+'''
+
+EXAMPLES = r'''
+- name: Drain the providers of the cards about to be reprogrammed, only if nothing is allocated on them
+  accelops.lifecycle.placement_provider_drain:
+    cloud: mycloud
+    providers:
+      - {uuid: 6a4c2e8d-0a53-3b1c-9c55-1b0f3c7c9d11, name: "compute1_0000:86:00.0", generation: 7, card: "compute1 0000:86:00.0"}
+  register: drained
+
+- name: Release what was drained but not reprogrammed
+  accelops.lifecycle.placement_provider_drain:
+    cloud: mycloud
+    providers: "{{ drained.providers | selectattr('action', 'eq', 'drained') | list }}"
+    state: released
+'''
+
+RETURN = r'''
+providers:
+  description: One entry per provider given, in order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    uuid:
+      description: The provider's uuid.
+      type: str
+    name:
+      description: Its name as given (or read).
+      type: str
+    card:
+      description: The card as given.
+      type: str
+    action:
+      description:
+        - V(drained) (this run drained it), V(refused) (it has allocations, or it was drained already - by someone
+          else, or by an earlier run; not touched), V(undone) (drained, then released
+          again because a provider of the same card was refused), V(released), V(unchanged) (nothing to release),
+          V(empty) (no inventory, so nothing can be allocated on it and there is nothing to drain).
+      type: str
+    reason:
+      description: Why it was refused, or null.
+      type: str
+    moved:
+      description: Whether the provider generation differed from O(providers[].generation).
+      type: bool
+    generation:
+      description: The provider generation after this run.
+      type: int
+    allocations:
+      description: The consumers holding resources on it when it was refused.
+      type: list
+      elements: str
+drained:
+  description: Names of the providers drained by this run (and not undone).
+  returned: always
+  type: list
+  elements: str
+refused:
+  description: Names of the providers refused, each with its reason.
+  returned: always
+  type: list
+  elements: str
+requests:
+  description: HTTP requests sent to Placement.
+  returned: always
+  type: int
+'''
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+
+
+def _drained_invs(invs):
+    out = {}
+    for rc, inv in invs.items():
+        inv = dict(inv)
+        inv["reserved"] = inv["total"]
+        out[rc] = inv
+    return out
+
+
+def drain_one(client, item, retries, check_mode):
+    """Drain one provider under its generation, refusing it when it has allocations."""
+    u = item["uuid"]
+    out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": None, "reason": None,
+           "moved": False, "generation": None, "allocations": []}
+    for _attempt in range(retries + 1):
+        allocs = client.get("/resource_providers/%s/allocations" % u)
+        gen = allocs["resource_provider_generation"]
+        out["generation"] = gen
+        if item.get("generation") is not None and gen != item["generation"]:
+            out["moved"] = True
+        if allocs["allocations"]:
+            consumers = sorted(allocs["allocations"])
+            since = " (made since the plan's read)" if out["moved"] else ""
+            out.update(action="refused", allocations=consumers,
+                       reason="has allocations of %s%s" % (", ".join(consumers), since))
+            return out
+        cur = client.get("/resource_providers/%s/inventories" % u)
+        if cur["resource_provider_generation"] != gen:
+            continue  # moved between the two reads: decide again
+        invs = cur["inventories"]
+        if not invs:
+            out["action"] = "empty"
+            return out
+        if P.is_drained(invs):
+            out.update(action="refused", reason="drained by someone else: left alone")
+            return out
+        if check_mode:
+            out["action"] = "drained"
+            return out
+        try:
+            r = client.call("PUT", "/resource_providers/%s/inventories" % u,
+                            {"inventories": _drained_invs(invs), "resource_provider_generation": gen})
+        except P.PlacementHTTPError as e:
+            if e.status == 409 and e.code == "placement.concurrent_update":
+                out["moved"] = True
+                continue  # something was written in between (an allocation?): read again
+            raise
+        out.update(action="drained", generation=r["resource_provider_generation"])
+        return out
+    out.update(action="refused", reason="its generation kept moving (%d conflicts): left alone" % (retries + 1))
+    return out
+
+
+def release_one(client, item, retries, check_mode):
+    u = item["uuid"]
+    out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": "unchanged", "reason": None,
+           "moved": False, "generation": None, "allocations": []}
+    for _attempt in range(retries + 1):
+        cur = client.get("/resource_providers/%s/inventories" % u)
+        out["generation"] = cur["resource_provider_generation"]
+        invs = cur["inventories"]
+        if not P.is_drained(invs):
+            return out
+        if check_mode:
+            out["action"] = "released"
+            return out
+        new = {}
+        for rc, inv in invs.items():
+            new[rc] = dict(inv, reserved=0)
+        try:
+            r = client.call("PUT", "/resource_providers/%s/inventories" % u,
+                            {"inventories": new, "resource_provider_generation": cur["resource_provider_generation"]})
+        except P.PlacementHTTPError as e:
+            if e.status == 409 and e.code == "placement.concurrent_update":
+                continue
+            raise
+        out.update(action="released", generation=r["resource_provider_generation"])
+        return out
+    out.update(reason="its generation kept moving: left drained")
+    return out
+
+
+class PlacementProviderDrainModule(OpenStackModule):
+    argument_spec = dict(
+        providers=dict(type="list", elements="dict", required=True, options=dict(
+            uuid=dict(type="str", required=True), name=dict(type="str"), generation=dict(type="int"),
+            card=dict(type="str"))),
+        state=dict(type="str", choices=["drained", "released"], default="drained"),
+        conflict_retries=dict(type="int", default=5),
+        request_retries=dict(type="int", default=4),
+        request_retry_delay=dict(type="float", default=0.5),
+    )
+    module_kwargs = dict(supports_check_mode=True)
+
+    def run(self):
+        p = self.params
+        try:
+            P.check_retry_options(p["request_retries"], p["request_retry_delay"])
+            adapter = P.discover(self.conn, p["request_retries"], p["request_retry_delay"])[0]
+            client = P.Client(adapter, read_only=self.ansible.check_mode, retries=p["request_retries"],
+                              retry_delay=p["request_retry_delay"])
+            one = drain_one if p["state"] == "drained" else release_one
+            results = [one(client, item, p["conflict_retries"], self.ansible.check_mode) for item in p["providers"]]
+            if p["state"] == "drained":
+                refused_cards = set(r["card"] for r in results if r["action"] == "refused" and r["card"])
+                for r in results:
+                    if r["card"] in refused_cards and r["action"] == "drained":
+                        back = release_one(client, r, p["conflict_retries"], self.ansible.check_mode)
+                        r.update(action="undone", generation=back["generation"],
+                                 reason="another provider of card %s was refused" % r["card"])
+        except (P.PlacementInputError, P.PlacementHTTPError, P.PlacementConnectionError) as e:
+            self.ansible.fail_json(msg=str(e))
+        changed = any(r["action"] in ("drained", "released", "undone") for r in results)
+        self.ansible.exit_json(
+            changed=changed, providers=results,
+            drained=[r["name"] for r in results if r["action"] == "drained"],
+            refused=["%s: %s" % (r["name"], r["reason"]) for r in results if r["action"] == "refused"],
+            requests=client.requests)
+
+
+def main():
+    PlacementProviderDrainModule()()
+
+
+if __name__ == "__main__":
+    main()

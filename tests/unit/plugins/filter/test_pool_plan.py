@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The function pool keeper's planner (module_utils/_pools.py) and its three filters: deficits and surpluses from
+Placement, the order cards are taken in, hysteresis, cards in use or allocated never touched, the shortfall, the
+declarations handed to the converge role, and the report after the run."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.accelops.lifecycle.plugins.filter.pool_converge import pool_converge
+from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan
+from ansible_collections.accelops.lifecycle.plugins.filter.pool_report import pool_report
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _pools
+
+GZIP = "11112222333344445555666677778888"
+LZ4 = "aaaabbbbccccddddeeeeffff00001111"
+OTHER = "9aeffe5f84570612c000c9660d824272"
+FUNCTIONS = [
+    {"name": "gzip", "match": {"family": "fpga"},
+     "fpga": {"bitstream": "/srv/gzip.gbs", "sha256": "a" * 64, "function_id": GZIP}},
+    {"name": "lz4", "match": {"family": "fpga"},
+     "fpga": {"bitstream": "/srv/lz4.gbs", "sha256": "b" * 64, "function_id": LZ4}},
+]
+TRAIT = {GZIP: "CUSTOM_FUNCTION_GZIP", LZ4: "CUSTOM_FUNCTION_LZ4"}
+
+
+def fpga(address, loaded=None, in_use=False):
+    return {"address": address, "family": "fpga", "physfn": None, "function": {"id": loaded} if loaded else None,
+            "units": [{"kind": "device", "id": address, "in_use": in_use,
+                       "in_use_by": [{"kind": "domain", "name": "instance-1"}] if in_use else []}]}
+
+
+def provider(host, rec, used=0, allocations=None, drained=False, trait=True, generation=3):
+    """What placement_provider_info returns for the card (FPGA total 1); the function trait when it carries one."""
+    loaded = (rec.get("function") or {}).get("id")
+    traits = ["CUSTOM_OWNER_ACCELOPS"] + ([TRAIT[loaded]] if trait and loaded in TRAIT else [])
+    name = "%s_%s" % (host, rec["address"])
+    return {"name": name, "uuid": "uuid-" + name, "generation": generation, "traits": traits,
+            "inventories": {"FPGA": {"total": 1, "reserved": 1 if drained else 0}}, "usages": {"FPGA": used},
+            "allocations": allocations or ({"c-1": {"resources": {"FPGA": used}}} if used else {}),
+            "in_use": bool(used), "drained": drained}
+
+
+def fleet(cards, **provider_kw):
+    """cards: {host: [records]} -> (hosts, providers); provider_kw: {"host address": provider options}."""
+    hosts, providers = {}, []
+    for host, recs in cards.items():
+        hosts[host] = {"placement_host": host, "discovery": {"accelerators": recs}}
+        for rec in recs:
+            providers.append(provider(host, rec, **provider_kw.get("%s %s" % (host, rec["address"]), {})))
+    return hosts, providers
+
+
+def pool(function, hosts, lo, hi=None, **kw):
+    return dict(kw, function=function, hosts=hosts, min_free=lo, max_free=hi)
+
+
+def run(pools, hosts, providers, **kw):
+    return pool_plan(dict(kw, functions=FUNCTIONS, pools=pools, hosts=hosts, providers=providers))
+
+
+def chosen(plan):
+    return [(a["host"], a["address"], a["function"], a["change"]) for a in plan["actions"]]
+
+
+def test_free_units_deficit_and_surplus_come_from_placement_usages():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", GZIP)],
+                          "h2": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", LZ4)]},
+                         **{"h1 0000:01:00.0": {"used": 1}})
+    # a provider reported by someone else (no owner trait) with the function trait counts too; reserved is not free
+    provs.append({"name": "h2_0000:09:00.0", "traits": ["CUSTOM_FUNCTION_GZIP"], "generation": 1,
+                  "inventories": {"FPGA": {"total": 2, "reserved": 1}}, "usages": {"FPGA": 0}, "allocations": {}})
+    p = run([pool("gzip", ["h1", "h2"], 1, 2), pool("lz4", ["h1", "h2"], 3)], hosts, provs)
+    gz, lz = p["pools"]
+    assert (gz["total"], gz["reserved"], gz["used"], gz["free"]) == (5, 1, 1, 3)
+    assert (gz["deficit"], gz["surplus"], gz["status"]) == (0, 1, "ok")
+    assert "max 2: 1 above it" in gz["message"]
+    assert (lz["free"], lz["deficit"]) == (1, 2)
+
+
+def test_empty_cards_first_then_foreign_then_surplus_of_another_pool():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", GZIP), fpga("0000:03:00.0", GZIP),
+                                 fpga("0000:04:00.0", GZIP)],
+                          "h2": [fpga("0000:01:00.0", OTHER)],
+                          "h3": [fpga("0000:01:00.0")]})
+    p = run([pool("gzip", ["h1", "h2", "h3"], 1), pool("lz4", ["h1", "h2", "h3"], 3)], hosts, provs)
+    assert chosen(p) == [("h3", "0000:01:00.0", "lz4", "load"), ("h2", "0000:01:00.0", "lz4", "reload"),
+                         ("h1", "0000:01:00.0", "lz4", "take")]
+    load, foreign, take = [a["reason"] for a in p["actions"]]
+    assert "free, nothing loaded" in load
+    assert "loaded with %s, which no pool keeps" % OTHER in foreign
+    assert "carries gzip; gzip keep(s) 3 free after it (min + margin: 2)" in take
+    assert take.startswith("h1 0000:01:00.0 -> lz4: ")
+    assert p["actions"][2]["takes_from"] == ["gzip"]
+    assert [x["status"] for x in p["pools"]] == ["ok", "will-meet"]
+    assert p["pools"][1]["planned_free"] == 3 and p["pools"][0]["planned_free"] == 3
+
+
+def test_a_card_carrying_the_function_without_its_trait_is_only_reported():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP)], "h2": [fpga("0000:01:00.0")]},
+                         **{"h1 0000:01:00.0": {"trait": False}})
+    p = run([pool("gzip", ["h1", "h2"], 1)], hosts, provs)
+    assert chosen(p) == [("h1", "0000:01:00.0", "gzip", "publish")]
+    assert "a report is enough" in p["actions"][0]["reason"]
+
+
+def test_fewest_hosts_changed_then_host_and_address():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0")], "h2": [fpga("0000:01:00.0"), fpga("0000:02:00.0")]})
+    p = run([pool("gzip", ["h1", "h2"], 1), pool("lz4", ["h1", "h2"], 1)], hosts, provs)
+    # gzip takes h1's card (host order); lz4 would prefer h1 too, which has no card left, so h2's
+    assert chosen(p) == [("h1", "0000:01:00.0", "gzip", "load"), ("h2", "0000:01:00.0", "lz4", "load")]
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0"), fpga("0000:02:00.0")], "h2": [fpga("0000:01:00.0")]})
+    p = run([pool("gzip", ["h1", "h2"], 1), pool("lz4", ["h1", "h2"], 1)], hosts, provs)
+    # lz4 stays on h1, which gzip's card changes already, instead of touching h2 as well
+    assert chosen(p) == [("h1", "0000:01:00.0", "gzip", "load"), ("h1", "0000:02:00.0", "lz4", "load")]
+    assert "on a host this run changes already" in p["actions"][1]["reason"]
+    assert p["summary"].endswith("2 card(s) on 1 host(s) to change")
+
+
+def test_pools_above_their_max_give_first():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", GZIP), fpga("0000:03:00.0", GZIP)],
+                          "h2": [fpga("0000:01:00.0", LZ4), fpga("0000:02:00.0", LZ4), fpga("0000:03:00.0", LZ4),
+                                 fpga("0000:04:00.0", LZ4)]})
+    fns = FUNCTIONS + [{"name": "nlb", "match": {"family": "fpga"},
+                        "fpga": {"bitstream": "/srv/nlb.gbs", "sha256": "c" * 64, "function_id": OTHER}}]
+    p = pool_plan({"functions": fns, "hosts": hosts, "providers": provs,
+                   "pools": [pool("gzip", ["h1", "h2"], 1), pool("lz4", ["h1", "h2"], 1, 2),
+                             pool("nlb", ["h1", "h2"], 1)]})
+    # both gzip (3 free, min 1) and lz4 (4 free, max 2) could give; lz4 is above its max and gives
+    assert chosen(p) == [("h2", "0000:01:00.0", "nlb", "take")]
+    assert "lz4 above its max" in p["actions"][0]["reason"]
+
+
+def test_hysteresis_a_pool_gives_only_what_keeps_it_at_min_plus_margin():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", GZIP), fpga("0000:03:00.0", GZIP)]})
+    p = run([pool("gzip", ["h1"], 2), pool("lz4", ["h1"], 2)], hosts, provs)
+    # gzip has 3, min 2 + margin 1 = 3: it cannot give even one card; lz4 stays short and says by how much
+    assert p["actions"] == []
+    lz = p["pools"][1]
+    assert (lz["status"], lz["shortfall"]) == ("cannot-meet", 2)
+    assert "cannot meet the minimum: 0 free of lz4, min 2, 0 after this run: short by 2 unit(s)" in lz["message"]
+    assert "whose pool gzip would have 2 free, below its min 2 + margin 1" in lz["message"]
+    # margin 0: gzip gives one card (3 -> 2 = its min) and no more
+    p = run([pool("gzip", ["h1"], 2), pool("lz4", ["h1"], 2)], hosts, provs, margin=0)
+    assert chosen(p) == [("h1", "0000:01:00.0", "lz4", "take")]
+    assert p["pools"][1]["shortfall"] == 1
+
+
+def test_two_pools_competing_for_the_same_cards_settle():
+    """Run the planner, apply its plan to the fleet, run it again: the second plan is empty, and no card that the
+    first plan gave to a pool is ever taken back by the other."""
+    cards = {"h1": [fpga("0000:0%d:00.0" % i, GZIP) for i in range(1, 5)] + [fpga("0000:05:00.0", LZ4)]}
+    pools = [pool("gzip", ["h1"], 2), pool("lz4", ["h1"], 2)]
+    moves = []
+    for _round in range(3):
+        hosts, provs = fleet(cards)
+        p = run(pools, hosts, provs)
+        moves.append(chosen(p))
+        for a in p["actions"]:
+            fid = GZIP if a["function"] == "gzip" else LZ4
+            cards["h1"] = [fpga(r["address"], fid) if r["address"] == a["address"] else r for r in cards["h1"]]
+    assert moves[0] == [("h1", "0000:01:00.0", "lz4", "take")]
+    assert moves[1:] == [[], []]
+    # both at their minimum or above, gzip at min + margin
+    assert [x["free"] for x in p["pools"]] == [3, 2]
+    # consumption takes lz4 below its minimum again: gzip (3 = min + margin) cannot give; lz4 says it is short
+    hosts, provs = fleet(cards, **{"h1 0000:01:00.0": {"used": 1}})
+    p = run(pools, hosts, provs)
+    assert p["actions"] == [] and p["pools"][1]["shortfall"] == 1
+
+
+def test_cards_in_use_allocated_or_drained_are_never_touched():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", in_use=True)],  # host evidence
+                          "h2": [fpga("0000:01:00.0", OTHER)],  # Placement allocation (no usage yet)
+                          "h3": [fpga("0000:01:00.0", OTHER)],  # used
+                          "h4": [fpga("0000:01:00.0", OTHER)]},  # drained by an operator
+                         **{"h2 0000:01:00.0": {"allocations": {"c-9": {"resources": {"FPGA": 1}}}},
+                            "h3 0000:01:00.0": {"used": 1}, "h4 0000:01:00.0": {"drained": True}})
+    p = run([pool("gzip", ["h1", "h2", "h3", "h4"], 1)], hosts, provs)
+    assert p["actions"] == []
+    gz = p["pools"][0]
+    assert gz["status"] == "cannot-meet" and gz["shortfall"] == 1
+    why = dict((c["host"], c["reason"]) for c in p["considered"])
+    assert "in use, never touched: device 0000:01:00.0: domain instance-1" in why["h1"]
+    assert "Placement provider h2_0000:01:00.0 has allocations of c-9" in why["h2"]
+    assert "Placement provider h3_0000:01:00.0 has usages FPGA=1" in why["h3"]
+    assert "drained (h4_0000:01:00.0): left alone" in why["h4"]
+
+
+def test_match_keys_and_the_allow_list_limit_which_cards_a_function_gets():
+    fns = [dict(FUNCTIONS[0], match={"family": "fpga", "numa_node": 1}), FUNCTIONS[1]]
+    recs = [dict(fpga("0000:01:00.0"), numa_node=0), dict(fpga("0000:02:00.0"), numa_node=1)]
+    hosts, provs = fleet({"h1": recs, "h2": [dict(fpga("0000:01:00.0"), numa_node=1)]})
+    hosts["h1"]["allowed_functions"] = ["lz4", "b" * 64]          # gzip not allowed on h1
+    p = pool_plan({"functions": fns, "pools": [pool("gzip", ["h1", "h2"], 1)], "hosts": hosts, "providers": provs})
+    assert chosen(p) == [("h2", "0000:01:00.0", "gzip", "load")]
+    hosts["h2"]["allowed_functions"] = ["gzip"]                   # name listed, bitstream sha256 not
+    p = pool_plan({"functions": fns, "pools": [pool("gzip", ["h1", "h2"], 1)], "hosts": hosts, "providers": provs})
+    why = [c["reason"] for c in p["considered"]]
+    assert p["actions"] == []
+    assert "h1 0000:01:00.0: does not match gzip's match keys" in why
+    assert any(w.startswith("h1 0000:02:00.0: outside the host's allow-list: gzip: function name not in") for w in why)
+    assert any("fpga.sha256 %s (/srv/gzip.gbs) not in" % ("a" * 64) in w for w in why)
+
+
+def test_declarations_name_every_carrying_card_by_address():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", LZ4, in_use=True),
+                                 fpga("0000:03:00.0")]})
+    p = run([pool("gzip", ["h1"], 2)], hosts, provs)
+    assert chosen(p) == [("h1", "0000:03:00.0", "gzip", "load")]
+    decl = p["declarations"]["h1"]
+    assert [(e["name"], e["match"]) for e in decl] == [("gzip", {"address": ["0000:01:00.0", "0000:03:00.0"]}),
+                                                       ("lz4", {"address": ["0000:02:00.0"]})]
+    assert decl[0]["fpga"] == FUNCTIONS[0]["fpga"]
+    assert p["function_names"][GZIP] == "gzip"
+    assert p["actions"][0]["providers"] == [{"uuid": "uuid-h1_0000:03:00.0", "name": "h1_0000:03:00.0",
+                                             "generation": 3}]
+
+
+def test_a_card_the_drain_refused_is_left_out_of_the_converge():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0")], "h2": [fpga("0000:01:00.0"), fpga("0000:02:00.0", GZIP)]})
+    p = run([pool("lz4", ["h1", "h2"], 2)], hosts, provs)
+    assert [a["host"] for a in p["actions"]] == ["h1", "h2"]
+    drain = {"providers": [
+        {"name": "h1_0000:01:00.0", "uuid": "u1", "card": "h1 0000:01:00.0", "action": "refused",
+         "reason": "has allocations of c-7 (made since the plan's read)"},
+        {"name": "h2_0000:01:00.0", "uuid": "u2", "card": "h2 0000:01:00.0", "action": "drained", "reason": None}]}
+    todo = pool_converge({"plan": p, "functions": FUNCTIONS, "drain": drain})
+    assert todo["hosts"] == ["h2"]
+    assert [(e["name"], e["match"]["address"]) for e in todo["declarations"]["h2"]] == [
+        ("gzip", ["0000:02:00.0"]), ("lz4", ["0000:01:00.0"])]
+    (skip,) = todo["skipped"]
+    assert skip["address"] == "0000:01:00.0" and "made since the plan's read" in skip["why"]
+    # the report: h2's card changed; h1's skipped; a drained card whose host did not converge it is released
+    rep = pool_report({"plan": p, "drain": drain, "apply": True, "hosts": hosts, "providers": None,
+                       "converge": {"h2": {"changed": ["0000:01:00.0"], "failed": [], "error": None,
+                                           "placement": {"undrained": ["0000:01:00.0"], "kept_drained": []}}}})
+    assert [(a["host"], a["outcome"]) for a in rep["actions"]] == [("h1", "skipped"), ("h2", "changed")]
+    assert rep["release"] == []
+    rep = pool_report({"plan": p, "drain": drain, "apply": True, "hosts": hosts, "providers": None,
+                       "converge": {"h2": {"changed": [], "failed": [], "error": "the host is locked",
+                                           "placement": {"undrained": [], "kept_drained": []}}}})
+    assert rep["release"] == [{"uuid": "u2", "name": "h2_0000:01:00.0", "card": "h2 0000:01:00.0"}]
+    assert [a["outcome"] for a in rep["actions"]] == ["skipped", "failed"]
+    # a card the converge left drained (it did not verify) is not released
+    rep = pool_report({"plan": p, "drain": drain, "apply": True, "hosts": hosts, "providers": None,
+                       "converge": {"h2": {"changed": [], "failed": ["0000:01:00.0"], "error": None,
+                                           "placement": {"undrained": [], "kept_drained": ["0000:01:00.0"]}}}})
+    assert rep["release"] == [] and rep["actions"][1]["outcome"] == "failed"
+
+
+def test_the_report_says_before_after_and_the_shortfall():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0"), fpga("0000:02:00.0", GZIP)]})
+    p = run([pool("gzip", ["h1"], 3)], hosts, provs)
+    assert p["pools"][0]["shortfall"] == 1
+    after_hosts, after = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0", GZIP)]})
+    rep = pool_report({"plan": p, "providers": after, "hosts": after_hosts, "apply": True, "fail_on_shortfall": True,
+                       "drain": {"providers": []}, "converge": {"h1": {"changed": ["0000:01:00.0"]}}})
+    assert rep["pools"][0]["before"] == 1 and rep["pools"][0]["after"] == 2
+    assert rep["lines"][0] == "gzip (gzip): free 1 -> 2, min 3: short by 1 unit(s)"
+    assert rep["failure"] == "function_pools: gzip short by 1 unit(s)"
+    dry = pool_report({"plan": p, "providers": None, "hosts": hosts, "apply": False})
+    assert dry["lines"][0] == "gzip (gzip): free 1, min 3; planned 2: cannot meet the minimum, short by 1 unit(s)"
+    assert [a["outcome"] for a in dry["actions"]] == ["planned"] and dry["failure"] is None
+
+
+@pytest.mark.parametrize("pools, msg", [
+    ([{"function": "zstd", "hosts": ["h1"], "min_free": 1}], "is not a function of function_pools_functions"),
+    ([{"function": "gzip", "hosts": ["h1"], "min_free": 2, "max_free": 1}], "max_free: 1 is below min_free 2"),
+    ([{"function": "gzip", "hosts": ["h1"], "min_free": -1}], "min_free: must be an integer >= 0"),
+    ([{"function": "gzip", "hosts": ["h9"], "min_free": 1}], "no discovery for host(s) h9"),
+    ([{"function": "gzip", "hosts": ["h1"], "min_free": 1, "size": 3}], "unknown key(s) size"),
+])
+def test_bad_pools_are_refused_naming_the_key(pools, msg):
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0")]})
+    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: .*" + msg.replace("(", r"\(").replace(")", r"\)")):
+        run(pools, hosts, provs)
+
+
+def test_a_bad_declaration_is_refused_with_the_declaration_message():
+    with pytest.raises(_pools.PoolError, match=r"function_pools_functions\[0\] \(gzip\)\.fpga\.sha256"):
+        _pools.plan([dict(FUNCTIONS[0], fpga={"bitstream": "x", "sha256": "zz", "function_id": GZIP})],
+                    [], {}, [])

@@ -27,6 +27,7 @@ import decimal
 import math
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.validation import check_type_dict, check_type_list
 
 # Linux's PATH_MAX (with the terminating NUL) and NAME_MAX.
 PATH_MAX_BYTES = 4095
@@ -168,6 +169,40 @@ def _raw_ints(spec, params, shown="", key=""):
                     yield found
 
 
+def _raw_dicts(spec, params, shown=""):
+    """``(shown name, spec entry, value)`` of every value not yet validated that ansible-core will turn into a
+    dict (dict options, elements of lists of dicts), top level and one level of suboptions."""
+    if not isinstance(params, dict):
+        return
+    for name, entry in spec.items():
+        for given in [name] + list(entry.get("aliases") or []):
+            value = params.get(given)
+            if value is None:
+                continue
+            if entry.get("type") == "dict":
+                yield shown + given, entry, value
+            elif entry.get("type") == "list" and entry.get("elements") == "dict":
+                try:
+                    elements = check_type_list(value)   # a string is split at commas, as ansible-core does
+                except Exception:  # pylint: disable=broad-except
+                    continue   # ansible-core's message names the option
+                for i, element in enumerate(elements):
+                    yield "%s%s[%d]" % (shown, given, i), entry, element
+
+
+def _not_a_dict(entry, value):
+    """The accepted form when ansible-core cannot make a dict of ``value`` (its own message names no option),
+    or None."""
+    if isinstance(value, dict):
+        return None
+    try:
+        check_type_dict(value)
+        return None
+    except Exception:  # pylint: disable=broad-except
+        keys = sorted(entry.get("options") or ())
+        return "a dictionary" + (" with the keys %s" % ", ".join(keys) if keys else "")
+
+
 def _loggable(value):
     """``value`` with NULs and lone surrogates escaped, so the invocation line can be logged."""
     if isinstance(value, str):
@@ -190,12 +225,21 @@ class AccelopsModule(AnsibleModule):
 
     def __init__(self, argument_spec, ranges=None, paths=(), **kwargs):
         self._accelops_problems = []
+        self._accelops_validating = True
         self.accelops_ranges = dict(ranges or {})
         self.accelops_paths = tuple(paths)
         super(AccelopsModule, self).__init__(argument_spec, **kwargs)
+        self._accelops_validating = False
         problems = self._accelops_problems + self._check_values()
         if problems:
             self.fail_json(msg=problems[0])
+
+    def fail_json(self, msg, **kwargs):
+        # ansible-core's own refusal of a value found unusable before its validation (a list element that is
+        # not a dict: "unable to evaluate string as dictionary") names no option: say which and why instead
+        if getattr(self, "_accelops_validating", False) and self._accelops_problems:
+            msg = self._accelops_problems[0]
+        super(AccelopsModule, self).fail_json(msg=msg, **kwargs)
 
     def _load_params(self):
         super(AccelopsModule, self)._load_params()
@@ -207,6 +251,10 @@ class AccelopsModule(AnsibleModule):
                 self._accelops_problems.append("%s: must be %s, got %s (%s)" % (
                     shown, _form("int", self.accelops_ranges.get(key, (None, None))), show(container[index]), why))
                 container[index] = 0
+        for shown, entry, value in list(_raw_dicts(self.argument_spec, self.params)):
+            form = _not_a_dict(entry, value)
+            if form:
+                self._accelops_problems.append("%s: must be %s, got %s" % (shown, form, show(value)))
 
     def _check_values(self):
         problems = []

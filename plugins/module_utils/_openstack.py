@@ -10,6 +10,7 @@ These modules run on the controller (openstacksdk is not needed on managed hosts
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import traceback
@@ -322,6 +323,13 @@ class OpenStackModule(object):
         kwargs["ranges"] = dict(OPENSTACK_RANGES, **kwargs.get("ranges", {}))
         kwargs["paths"] = OPENSTACK_PATHS + tuple(kwargs.get("paths", ()))
         self.ansible = _AnsibleModule(argument_spec=openstack_argument_spec(**self.argument_spec), **kwargs)
+        for option in OPENSTACK_PATHS:
+            # requests opens these only when it sends, and raises a bare OSError there
+            path = self.ansible.params.get(option)
+            if path is not None and not (os.path.isfile(path) and os.access(path, os.R_OK)):
+                self.ansible.fail_json(msg="%s: must be the path of a readable PEM file on the controller; %s"
+                                           % (option, "there is none at %r" % path if option != "client_key"
+                                              else "there is none at the path given"))
         # also when the invocation is not logged (module-level no_log): results are masked with the same values
         self.ansible.no_log_values.update(cloud_secrets(self.ansible.params.get("cloud")))
         self.params = self.ansible.params
@@ -362,4 +370,6 @@ class OpenStackModule(object):
             if type(e).__module__.startswith("keystoneauth1"):
                 self.ansible.fail_json(msg="OpenStack authentication or connection failed: %s: %s"
                                            % (type(e).__name__, e))
+            if isinstance(e, OSError):   # requests: a TLS file that went away or cannot be read
+                self.ansible.fail_json(msg="OpenStack connection failed: %s: %s" % (type(e).__name__, e))
             raise

@@ -2,19 +2,26 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Hostile input (docs/reliability.md, "Hostile input"): hypothesis over every module's argument spec and
-over sysfs contents.
+"""Hostile input (docs/reliability.md, "Hostile input"): hypothesis over every module's argument spec, over the
+filters' inputs (the declaration among them) and over sysfs contents.
 
 Every module found in plugins/modules runs in-process from a baseline that changes nothing (host modules
 on a rendered lab-all simulator tree, OpenStack modules against a closed port); one option at a time gets
-a hostile value (wrong type, garbage, control characters, huge, path traversal), or an unknown key is
-added. Each run must end in exit_json or fail_json, never a traceback; a failure caused by validation
-must name the option; no run may write to sysfs (counted at Sysfs.write) or change any file of the tree.
-Deterministic (derandomize) so CI sees the same inputs every run.
+a hostile value (wrong type, garbage, control characters, lone surrogates, infinities, numbers just outside
+the option's declared range or far beyond it, path traversal, over-long paths, lists of hostile elements and
+of dicts with hostile suboptions), or an unknown key is added. Each run must end in exit_json or fail_json,
+never a traceback; a failure caused by validation must name the option; no run may write to sysfs (counted
+at Sysfs.write) or change any file of the sandbox. Every filter found in plugins/filter gets its baseline
+input with one node anywhere in it replaced, dropped or added; it must return or raise AnsibleFilterError
+with a message that starts with the filter's name.
+Deterministic (derandomize) so CI sees the same inputs every run. The scale is set by environment variables
+(per module, per filter, sysfs trees): RELIABILITY_EXAMPLES (gate 40), RELIABILITY_FILTER_EXAMPLES (gate 30),
+RELIABILITY_SYSFS_EXAMPLES (gate 60).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import math
@@ -22,6 +29,7 @@ import os
 import shutil
 import socket
 import tempfile
+import traceback
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -30,9 +38,10 @@ from hypothesis import strategies as st
 from helpers import patch_exits, run_module
 
 import accelsim
+from ansible.errors import AnsibleFilterError
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _module, _sysfs
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES_DIR = os.path.join(TOP, "plugins", "modules")
@@ -56,15 +65,16 @@ class _Captured(Exception):
 
 
 def argument_spec(name):
-    """The module's argument spec, captured when it builds its AnsibleModule."""
+    """The module's argument spec, declared ranges and path-like str options, captured when it builds its
+    AccelopsModule."""
     mod = load(name)
     seen = {}
-    orig = basic.AnsibleModule.__init__
+    orig = _module.AccelopsModule.__init__
 
-    def capture(self, *args, **kwargs):
-        seen["spec"] = kwargs.get("argument_spec") or args[0]
+    def capture(self, argument_spec, ranges=None, paths=(), **kwargs):
+        seen.update(spec=argument_spec, ranges=dict(ranges or {}), paths=tuple(paths))
         raise _Captured()
-    basic.AnsibleModule.__init__ = capture
+    _module.AccelopsModule.__init__ = capture
     try:
         with patch_module_args({}):
             try:
@@ -72,8 +82,8 @@ def argument_spec(name):
             except _Captured:
                 pass
     finally:
-        basic.AnsibleModule.__init__ = orig
-    return seen["spec"]
+        _module.AccelopsModule.__init__ = orig
+    return seen["spec"], seen["ranges"], seen["paths"]
 
 
 def _closed_port():
@@ -113,8 +123,14 @@ def sandbox():
         "device_profile": {"cloud": cloud, "name": "p1", "groups": [{"resources:FPGA": "1"}], "request_retries": 0},
         "device_profile_info": {"cloud": cloud, "request_retries": 0},
         "baremetal_node_accelerators": {"cloud": cloud, "node": "n1", "lock_retries": 0, "request_retries": 0},
+        "placement_provider_drain": {"cloud": cloud, "providers": [{"uuid": "2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"}],
+                                     "state": "released", "request_retries": 0},
+        "placement_aggregate_info": {"cloud": cloud, "aggregates": ["2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"],
+                                     "request_retries": 0},
     }
-    yield {"dir": d, "tree": tree, "base": base}
+    # the connection options themselves are tried without a cloud dict (beside one they are refused as a clash)
+    connection = {"auth_type": "admin_token", "auth": {"endpoint": endpoint, "token": "t"}, "api_timeout": 2}
+    yield {"dir": d, "tree": tree, "base": base, "connection": connection}
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -130,11 +146,16 @@ def tree_state(root):
 
 # -- hostile values -----------------------------------------------------------------------------------------
 SPECIAL = ["", " ", "\x00", "\n", "-1", "../../../../etc/passwd", "/etc/shadow", "..", "%s%s%n", "{{ 7*7 }}",
-           "$(id)", "`id`", "; rm -rf /", "\u202e\u0000x", "\udcff", "A" * 100000, "0000:zz:00.0", "0000:d8:00.0/../..",
-           "CUSTOM_" + "X" * 300, "null", "None", "[]", "{}"]
+           "$(id)", "`id`", "; rm -rf /", "\u202e\u0000x", "\udcff", "/tmp/\udcff", "A" * 100000, "0000:zz:00.0",
+           "0000:d8:00.0/../..", "CUSTOM_" + "X" * 300, "null", "None", "[]", "{}", "inf", "-Infinity", "nan",
+           "1e99999999", ".inf"]
 garbage_text = st.one_of(st.sampled_from(SPECIAL), st.text(max_size=30),
-                         st.binary(max_size=16).map(lambda b: b.decode("latin-1")))
+                         st.binary(max_size=16).map(lambda b: b.decode("latin-1")),
+                         st.binary(max_size=16).map(lambda b: b.decode("utf-8", "surrogateescape")))
 huge_int = st.one_of(st.integers(min_value=2 ** 31), st.integers(max_value=-1))
+# what ansible-core cannot convert to an int by itself (OverflowError, or minutes of CPU)
+NOT_FINITE = st.sampled_from([float("inf"), float("-inf"), float("nan"), "inf", "-inf", "Infinity", "-Infinity",
+                              "1e99999999", "-1e400000", " 1E+50000 "])
 containers = st.one_of(st.lists(garbage_text, max_size=3), st.dictionaries(garbage_text, garbage_text, max_size=3))
 
 
@@ -150,27 +171,52 @@ def _not_integral(f):
     return math.isnan(f) or math.isinf(f) or f != int(f)
 
 
-def hostile(spec_entry, sandbox_dir):
+def _outside(bounds):
+    """Whole numbers just outside a declared range and far outside it."""
+    lo, hi = bounds[0], bounds[1]
+    edges = list((lo - 1, lo - 10 ** 6) if lo is not None else ()) + list((hi + 1, hi * 10 ** 6 + 1)
+                                                                          if hi is not None else ())
+    return st.sampled_from(edges) if edges else huge_int
+
+
+def path_values(sandbox_dir):
+    parts = st.sampled_from(["..", ".", "sys", "x", "\x00", "a" * 256, "b" * 255, "*", "", "\udcff", "\u202e"])
+    inside = st.lists(parts, max_size=6).map(lambda p: os.path.join(sandbox_dir, *p))
+    too_long = st.integers(2, 30).map(lambda n: os.path.join(sandbox_dir, *(["c" * 200] * n)))
+    return st.one_of(inside, too_long, garbage_text, containers, huge_int)
+
+
+def hostile(spec_entry, sandbox_dir, bounds=(None, None), path_like=False):
     t = spec_entry.get("type", "str")
     if t == "int":
-        return st.one_of(garbage_text.filter(_not_int), huge_int, st.floats().filter(_not_integral), containers)
+        return st.one_of(garbage_text.filter(_not_int), huge_int, _outside(bounds), NOT_FINITE, st.booleans(),
+                         st.floats().filter(_not_integral), containers)
     if t == "float":
-        return st.one_of(garbage_text.filter(lambda s: s.strip().lower() not in ("nan", "inf", "-inf", "infinity")),
-                         st.sampled_from([float("nan"), float("inf"), -1.0, 1e300]), containers)
+        return st.one_of(garbage_text, st.sampled_from([float("nan"), float("inf"), float("-inf"), -1.0, 1e300]),
+                         _outside(bounds), NOT_FINITE, st.booleans(), containers)
     if t == "bool":
         return st.one_of(garbage_text.filter(lambda s: s.lower() not in basic.BOOLEANS), st.integers(2, 10 ** 6),
                          containers)
-    if t == "path":
-        inside = st.lists(st.sampled_from(["..", ".", "sys", "x", "\x00", "a" * 300, "*", ""]), max_size=6).map(
-            lambda parts: os.path.join(sandbox_dir, *parts))
-        return st.one_of(inside, garbage_text, containers)
+    if t == "path" or path_like:
+        return path_values(sandbox_dir)
     if t in ("list", "dict"):
         el = spec_entry.get("elements")
-        return st.one_of(garbage_text, huge_int, st.lists(st.one_of(garbage_text, huge_int, containers), max_size=3),
+        if spec_entry.get("options"):
+            # dicts with the suboptions' keys, each a hostile value of its own type
+            subs = spec_entry["options"]
+            element = st.fixed_dictionaries({}, optional=dict(
+                (k, st.deferred(lambda e=e: hostile(e, sandbox_dir))) for k, e in subs.items()))
+            return st.one_of(st.lists(element, min_size=1, max_size=3),
+                             st.lists(st.one_of(garbage_text, huge_int, containers, element), max_size=3), garbage_text)
+        if el in ("int", "float"):
+            elements = st.one_of(NOT_FINITE, huge_int, garbage_text)
+        else:
+            elements = st.one_of(garbage_text, huge_int, containers, NOT_FINITE)
+        return st.one_of(garbage_text, huge_int, st.lists(elements, max_size=4),
                          st.dictionaries(garbage_text, st.one_of(garbage_text, containers), max_size=3)
                          if t == "dict" or el == "dict" else garbage_text)
     # str and raw
-    return st.one_of(garbage_text, huge_int, containers)
+    return st.one_of(garbage_text, huge_int, NOT_FINITE, containers)
 
 
 def safe_path_value(name, value, sandbox_dir):
@@ -180,7 +226,10 @@ def safe_path_value(name, value, sandbox_dir):
         return True
     if not os.path.isabs(value):
         return True
-    real = os.path.realpath(value)
+    try:
+        real = os.path.realpath(value)
+    except (OSError, ValueError):
+        return True
     return real.startswith(sandbox_dir + os.sep) or real == sandbox_dir
 
 
@@ -195,9 +244,19 @@ CONNECTION_WORDS = ("connect", "Connection", "no answer", "Unable to establish",
                     "refused", "OpenStack", "Placement GET", "Cyborg", "Ironic")
 
 
+def as_on_a_managed_host(monkeypatch):
+    """ansible-core checks that the module's JSON input is valid UTF-8 only where ansible.constants is imported
+    (the controller; here, once a filter or ansible.errors is loaded). A module process on a managed host, and
+    AnsiballZ on the controller too, does not load it, so a lone surrogate reaches the module: run so here."""
+    from ansible.module_utils._internal._json import _profiles
+    if hasattr(_profiles, "_string_encoding_check_enabled"):
+        monkeypatch.setattr(_profiles, "_string_encoding_check_enabled", lambda: False)
+
+
 @pytest.mark.parametrize("name", module_names())
 def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     patch_exits(monkeypatch)
+    as_on_a_managed_host(monkeypatch)
     writes = []
     orig_write = _sysfs.Sysfs.write
 
@@ -205,17 +264,18 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
         writes.append((path, value))
         return orig_write(self, path, value)
     monkeypatch.setattr(_sysfs.Sysfs, "write", counting)
-    spec = argument_spec(name)
+    spec, ranges, paths = argument_spec(name)
     base = sandbox["base"].get(name)
     assert base is not None, "no baseline for the new module %s: add one to the sandbox fixture" % name
     main = load(name).main
-    before = tree_state(sandbox["tree"])
+    before = tree_state(sandbox["dir"])
     first = run_module(main, base)
     assert first.kind != "traceback", first.tb
     assert not writes, "the baseline of %s is not a no-op: %s" % (name, writes)
-    options = sorted(o for o in spec if o not in CONNECTION or o == "cloud")
+    options = sorted(spec)
     problems, stats = [], {"inputs": 0, "failed_naming_option": 0, "failed_later": 0, "accepted": 0,
-                           "tracebacks": 0, "writes": 0, "core_message_without_option": 0}
+                           "tracebacks": 0, "writes": 0, "core_message_without_option": 0,
+                           "failed_without_option": 0, "files_changed": 0}
 
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
@@ -223,14 +283,19 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     def check(data):
         option = data.draw(st.sampled_from(options + ["<unknown>"]), label="option")
         args = dict(base)
+        if option in CONNECTION and option != "cloud":
+            args.pop("cloud", None)
+            args.update(sandbox["connection"])
         if option == "<unknown>":
             key = data.draw(st.from_regex(r"\A[a-z_]{1,12}\Z").filter(lambda k: k not in spec), label="key")
             value = data.draw(garbage_text, label="value")
             args[key] = value
             shown = key
         else:
-            value = data.draw(hostile(spec[option], sandbox["dir"]), label="value")
-            if spec[option].get("type") == "path" or option == "cloud":
+            path_like = option in paths
+            value = data.draw(hostile(spec[option], sandbox["dir"], ranges.get(option, (None, None)), path_like),
+                              label="value")
+            if spec[option].get("type") == "path" or path_like or option == "cloud":
                 assume(safe_path_value(option, value, sandbox["dir"]))
             args[option] = value
             shown = option
@@ -254,18 +319,191 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
             stats["core_message_without_option"] += 1
         elif "cloud" in spec and any(w in out.msg for w in CONNECTION_WORDS):
             stats["failed_later"] += 1   # passed validation, then the (closed) endpoint refused
-        elif option == "root" or spec.get(shown, {}).get("type") == "path":
+        elif option == "root" or spec.get(shown, {}).get("type") == "path" or option in paths:
             # a path that is not what the module needs: the message must say what is wrong with it
             stats["failed_later"] += 1
             if not out.msg.strip():
                 problems.append("%s: empty failure message" % where)
         else:
+            stats["failed_without_option"] += 1
             problems.append("%s: the failure does not name the option: %s" % (where, out.msg[:300]))
     check()
-    after = tree_state(sandbox["tree"])
+    after = tree_state(sandbox["dir"])
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    stats["files_changed"] = len(changed)
     figures.setdefault(FIGURES_KEY, {})[name] = stats
-    assert not changed, "%s changed the tree: %s" % (name, changed[:10])
+    assert not changed, "%s changed the sandbox: %s" % (name, changed[:10])
+    assert not problems, "\n".join(problems[:10])
+
+
+# -- hostile filter inputs (the declaration among them) ------------------------------------------------------
+FILTERS_DIR = os.path.join(TOP, "plugins", "filter")
+FILTER_EXAMPLES = int(os.environ.get("RELIABILITY_FILTER_EXAMPLES", "30"))
+OPAE_AFU = "d8424dc4a4a93c849c1ad7c6d7b3c2a7"     # what lab-all's PAC A10 (0000:5e:00.0) carries
+DECLARATION = [
+    {"name": "gzip", "match": {"address": FPGA},
+     "fpga": {"bitstream": "/srv/gzip.gbs", "sha256": "ab" * 32, "function_id": OPAE_AFU}},
+    {"name": "t4-2q", "match": {"family": "gpu", "device_id": "1eb8"}, "vgpu": {"type": "GRID T4-2Q", "count": 2}},
+    {"name": "x710-vf", "match": {"family": "nic", "count": 1},
+     "vfs": {"count": 4, "driver": "vfio-pci", "vfs": [{"index": 0, "vlan": 10, "trust": True}]},
+     "placement": {"traits": ["CUSTOM_FAST_NET"]}, "nova": {"alias": "x710-vf", "numa_policy": "preferred"}},
+    {"name": "qat", "match": {"family": "qat"}, "passthrough": {"driver": "vfio-pci"}},
+]
+GZIP_PROFILE = {"name": "gzip", "groups": [{"resources:FPGA": "1", "trait:CUSTOM_FUNCTION_GZIP": "required"}]}
+LEAF = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), huge_int, garbage_text,
+                 st.sampled_from([2 ** 64, -2 ** 63, float("nan"), float("inf"), float("-inf"), 1e308, -0.0, 0.5]))
+ANY = st.recursive(LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.tuples(c, c),
+                                             st.dictionaries(st.one_of(garbage_text, st.integers(), st.none()), c,
+                                                             max_size=4)), max_leaves=10)
+
+
+# Filters in which the sweep at 1,000 inputs each found tracebacks that are not fixed yet (their engines are outside
+# this change): a run that finds them again is reported as an expected failure, never as a pass; a filter not
+# listed here must show none.
+OPEN_FILTER_FINDINGS = {
+    "accelerator_summary": "a record's function or warnings of the wrong type",
+    "converge_report": "error, verify, applied of the wrong type",
+    "fleet_report": "placement_host, candidates.hosts of the wrong type",
+    "hostdev_units": "a unit of the wrong type",
+    "pool_converge": "plan entries of the wrong type (module_utils/_pools.py)",
+    "pool_plan": "pools, hosts, providers entries of the wrong type (module_utils/_pools.py)",
+    "pool_report": "plan, converge entries of the wrong type (module_utils/_pools.py)",
+    "provision": "profiles, hosts, providers entries of the wrong type (module_utils/_provision.py)",
+}
+
+
+def filter_functions():
+    out = {}
+    for f in sorted(os.listdir(FILTERS_DIR)):
+        if f.endswith(".py") and not f.startswith("_"):
+            mod = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.filter." + f[:-3])
+            out.update(mod.FilterModule().filters())
+    return out
+
+
+@pytest.fixture(scope="module")
+def filter_inputs(sandbox):
+    """Each filter's baseline input as {"args": [...], "kwargs": {...}}: the discovery of the lab-all host and a
+    declaration that resolves on it."""
+    from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_info
+    with pytest.MonkeyPatch.context() as mp:
+        patch_exits(mp)
+        out = run_module(accelerator_info.main, {"root": sandbox["tree"], "nvidia_smi": "never"})
+    assert out.kind == "exit", out
+    disc = dict((k, out.result[k]) for k in ("schema_version", "host", "accelerators") if k in out.result)
+    settings_ = {"host": "h1", "functions": DECLARATION, "mode": "converge", "allowed_functions": ["gzip", "qat"],
+                 "placement": True, "placement_endpoint": "http://127.0.0.1:8778", "placement_token": "t",
+                 "cloud": None, "auth": None}
+    recorded = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn1",
+                "fail_on_drift": False, "problems": [], "planned": {}, "applied": {}, "verify": {},
+                "cards": [{"address": FPGA, "function": "gzip", "kind": "fpga", "status": "todo",
+                           "reason": "free card", "loaded": None, "module": "accelops.lifecycle.fpga_program",
+                           "in_use_by": []}],
+                "drained": [FPGA], "kept_drained": [], "drift": [], "error": None, "reported": True,
+                "placement_share": {"summary": {}, "drained": []}}
+    from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan
+    pools = {"functions": DECLARATION, "pools": [{"name": "gzip", "function": "gzip", "hosts": ["h1"], "min_free": 1}],
+             "hosts": {"h1": {"placement_host": "h1", "discovery": disc}}, "providers": [], "groups": {"all": ["h1"]}}
+    plan = pool_plan(copy.deepcopy(pools))
+    return {
+        "pool_plan": {"args": [pools], "kwargs": {}},
+        "pool_converge": {"args": [{"plan": plan, "functions": DECLARATION, "drain": []}], "kwargs": {}},
+        "pool_report": {"args": [{"plan": plan, "providers": [], "hosts": pools["hosts"], "drain": [], "converge": None,
+                                  "apply": False, "fail_on_shortfall": False}], "kwargs": {}},
+        "resolve_functions": {"args": [disc, DECLARATION], "kwargs": {}},
+        "nova_device_config": {"args": [disc, DECLARATION],
+                               "kwargs": {"report_in_placement": True, "cyborg_families": ["fpga"],
+                                          "physical_networks": {"x710-vf": "physnet1"}, "host": "h1"}},
+        "hostdev_xml": {"args": [disc], "kwargs": {"managed": "auto"}},
+        "hostdev_units": {"args": [disc], "kwargs": {"families": ["nic", "gpu"], "assignable_only": True}},
+        "provision": {"args": [[GZIP_PROFILE], {"gzip": DECLARATION[0]["fpga"]}, {"h1": disc}, None], "kwargs": {}},
+        "accelerator_summary": {"args": [disc["accelerators"]], "kwargs": {}},
+        "converge_refusal": {"args": [settings_], "kwargs": {}},
+        "converge_report": {"args": [recorded], "kwargs": {}},
+        "fleet_report": {"args": [{"names": ["h1"], "hosts": [{"name": "h1", "placement_host": "h1",
+                                                               "discovery": disc, "functions": DECLARATION}],
+                                   "placement": [{"changed": False, "providers": []}],
+                                   "profiles": [dict(GZIP_PROFILE, candidates={"count": 0, "hosts": [],
+                                                                               "providers": []},
+                                                     satisfiable=False)],
+                                   "generated": "2026-11-24 20:00:00 UTC"}], "kwargs": {}},
+    }
+
+
+def mutate(data, value, depth):
+    """``value`` with one node (``depth`` levels down at most) replaced by a hostile one, dropped, or a hostile
+    entry added; returns (new value, where)."""
+    if depth and isinstance(value, (dict, list)) and value:
+        op = data.draw(st.sampled_from(["into", "into", "into", "drop", "add"]))
+        if isinstance(value, dict):
+            keys = list(value)
+            key = keys[data.draw(st.integers(0, len(keys) - 1))]
+            out = dict(value)
+            if op == "drop":
+                del out[key]
+                return out, "drop %r" % (key,)
+            if op == "add":
+                new = data.draw(st.one_of(garbage_text, st.integers(), st.none()))
+                out[new] = data.draw(ANY)
+                return out, "add %r=%r" % (new, out[new])
+            out[key], where = mutate(data, value[key], depth - 1)
+            return out, "%r/%s" % (key, where)
+        i = data.draw(st.integers(0, len(value) - 1))
+        out = list(value)
+        if op == "drop":
+            del out[i]
+            return out, "drop [%d]" % i
+        if op == "add":
+            out.insert(i, data.draw(ANY))
+            return out, "insert [%d]=%r" % (i, out[i])
+        out[i], where = mutate(data, value[i], depth - 1)
+        return out, "[%d]/%s" % (i, where)
+    new = data.draw(ANY)
+    return new, "= %r" % (new,)
+
+
+@pytest.mark.parametrize("name", sorted(filter_functions()))
+def test_hostile_filter_inputs(name, filter_inputs, figures):
+    """One node of the filter's input (the declaration, the discovery, the options) replaced by a hostile value,
+    dropped, or a hostile entry added: the filter returns or raises AnsibleFilterError naming itself, never
+    another exception."""
+    fn = filter_functions()[name]
+    base = filter_inputs.get(name)
+    assert base is not None, "no baseline input for the new filter %s: add one to filter_inputs" % name
+    fn(*copy.deepcopy(base["args"]), **copy.deepcopy(base["kwargs"]))   # the baseline itself is accepted
+    stats = {"inputs": 0, "returned": 0, "failed_naming_filter": 0, "failed_without_filter": 0, "tracebacks": 0}
+    problems = []
+
+    @settings(max_examples=FILTER_EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def check(data):
+        # one argument (positional or keyword) changed inside; Jinja2 itself refuses a missing or unknown one
+        slots = [("args", i) for i in range(len(base["args"]))] + [("kwargs", k) for k in sorted(base["kwargs"])]
+        kind, slot = slots[data.draw(st.integers(0, len(slots) - 1), label="argument")]
+        args, kwargs = copy.deepcopy(base["args"]), copy.deepcopy(base["kwargs"])
+        target = args if kind == "args" else kwargs
+        target[slot], where = mutate(data, target[slot], data.draw(st.integers(0, 9), label="depth"))
+        where = "%s[%r] %s" % (kind, slot, where)
+        stats["inputs"] += 1
+        try:
+            fn(*args, **kwargs)
+            stats["returned"] += 1
+        except AnsibleFilterError as e:
+            if str(e).startswith(name):
+                stats["failed_naming_filter"] += 1
+            else:
+                stats["failed_without_filter"] += 1
+                problems.append("%s %s: the message does not start with the filter's name: %s" % (name, where[:300], e))
+        except Exception:  # pylint: disable=broad-except
+            stats["tracebacks"] += 1
+            problems.append("%s %s: traceback\n%s" % (name, where[:300], traceback.format_exc()))
+    check()
+    figures.setdefault("hostile_filter_inputs", {})[name] = stats
+    if problems and name in OPEN_FILTER_FINDINGS:
+        # reported, not passed: see docs/reliability.md, "Still open"
+        pytest.xfail("%s: %d tracebacks of %d inputs (open: %s); first: %s"
+                     % (name, stats["tracebacks"], stats["inputs"], OPEN_FILTER_FINDINGS[name], problems[0][:500]))
     assert not problems, "\n".join(problems[:10])
 
 

@@ -151,13 +151,6 @@ class PciFunction(object):
         return os.path.basename(t.rstrip("/")) if t else None
 
     # -- identity -----------------------------------------------------------------------------
-    def _opt(self, name):
-        """An optional attribute: (text or None); a missing file is silent, other errors warn."""
-        value, err = read_attr_real(self.real + "/" + name)
-        if err is not None and err != errno.ENOENT:
-            self.warn("%s: %s" % (name, errno_text(err)))
-        return value
-
     def identity(self):
         """The PCI identity part of a discovery record (see docs/discovery.md). Reads only the
         attributes needed (no directory listing): absent optional attributes cost one failed open.
@@ -223,14 +216,15 @@ class PciFunction(object):
                 idx = [i for i, _n in names if i is not None]
             else:
                 idx = range(numvfs)
-            targets = readlinks_real(base, ["virtfn%d" % i for i in idx])
-            for i, target in zip(idx, targets):
-                if target is None:
-                    self.warn("virtfn%d: missing or not a link although sriov_numvfs is %s" % (i, numvfs))
-                    continue
-                a = normalize_address(target.rstrip("/").rsplit("/", 1)[-1])
-                if a:
-                    vfs.append(a)
+            for start in range(0, len(idx), 256):  # in batches: a garbled sriov_numvfs may be huge
+                chunk = idx[start:start + 256]
+                for i, target in zip(chunk, readlinks_real(base, ["virtfn%d" % i for i in chunk])):
+                    if target is None:
+                        self.warn("virtfn%d: missing or not a link although sriov_numvfs is %s" % (i, numvfs))
+                        continue
+                    a = normalize_address(target.rstrip("/").rsplit("/", 1)[-1])
+                    if a:
+                        vfs.append(a)
             sriov["vfs"] = vfs
         if ecpus is not None:
             warn("local_cpulist", ecpus)

@@ -184,7 +184,10 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
         children = [u.get("id") for u in record.get("units") or [] if isinstance(u, dict) and u.get("kind") == "mdev"]
     why_not = raw.get("why_not")
     if "why_not" not in raw:
-        if kind == "device" and children:
+        if kind == "device" and str(record.get("class_id") or "").startswith("06"):
+            # host, ISA and PCI-to-PCI bridges (class 06xx, pcieport) carry the devices behind them
+            why_not = "PCI bridge (class %s): bridges are never assignable" % record.get("class_id")
+        elif kind == "device" and children:
             why_not = "parent of mdevs %s" % ", ".join(str(c) for c in children)
         elif kind == "device" and (sriov.get("numvfs") or 0) > 0:
             why_not = "parent of %d VFs" % sriov.get("numvfs")

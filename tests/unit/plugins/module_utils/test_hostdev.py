@@ -287,3 +287,20 @@ def test_options_apply_to_the_units_they_fit_in_a_mixed_list(units, tmp_path):
     assert "<rom bar='off'/>" in snippets[1] and "managed='no'" in snippets[1] and "display" not in snippets[1]
     assert_valid(snippets, tmp_path)
     assert_libvirt_keeps(snippets, tmp_path)
+
+
+def test_bridges_are_never_assignable(tmp_path):
+    # with include_all every function lspci lists has a record, the root ports and bridges too
+    h = accelsim.render_tree("lab-all", str(tmp_path / "root"))
+    every = discover(Sysfs(root=h.root), families=None, vendor_ids=None, addresses=None, include_all=True,
+                     libvirt_run_dir="/run/libvirt/qemu", nvidia_smi="never", pci_ids_path=None, in_use=True,
+                     registry=None)
+    bridges = [r["address"] for r in every["accelerators"] if str(r.get("class_id") or "").startswith("06")]
+    assert bridges, "the lab has root ports"
+    units = _hostdev.collect_units(every)
+    for address in bridges:
+        unit = by_id(units, address)
+        assert not unit["assignable"] and unit["why_not"].startswith("PCI bridge (class 06"), unit
+    kept = _hostdev.select_units(units)
+    assert not [u for u in kept if u["id"] in bridges]
+    assert [u for u in kept if u["kind"] == "device"], "other devices stay assignable"

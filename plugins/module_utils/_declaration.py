@@ -269,8 +269,11 @@ def _cards(discovery):
                                    "(a mapping with 'accelerators') or its list of records")
     else:
         records = discovery
-    if not isinstance(records, list) or not all(isinstance(r, dict) and "address" in r for r in records):
-        raise DeclarationError("discovery: expected a list of accelerator_info records (mappings with 'address')")
+    # the address keys the records (a dict or list there is unhashable): a PCI address string is required
+    if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("address"), str)
+                                                for r in records):
+        raise DeclarationError("discovery: expected a list of accelerator_info records (mappings with 'address', "
+                               "a PCI address string)")
     by_addr = {r["address"]: r for r in records}
     cards = [r for r in records if not r.get("physfn")]
     return cards, by_addr

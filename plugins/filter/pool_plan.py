@@ -12,7 +12,8 @@ version_added: 0.1.0
 description:
   - The decision behind the C(accelops.lifecycle.function_pools) role and C(playbooks/keep_pools.yml)
     (docs/pools.md). A pool names a function of a declaration (the format of C(accelerator_host_functions)), the
-    inventory hosts it counts over, C(min_free) and optionally C(max_free) and C(margin).
+    hosts it counts over (inventory hosts, or the compute nodes of a Placement aggregate), C(min_free) and optionally
+    C(max_free) and C(margin).
   - Free units are read from Placement - C(total - reserved - used) of every provider of the pool's hosts that
     carries the function's C(CUSTOM_FUNCTION_<NAME>) trait, whoever reports it.
   - For each pool below its minimum, in order, cards are chosen until the minimum is met - a card that carries
@@ -31,7 +32,9 @@ options:
   _input:
     description:
       - C(functions) (the declaration), C(pools) (list of C(name), C(function), C(hosts) (an inventory group, or a
-        list of group and host names), C(min_free), C(max_free), C(margin)), C(groups) (the inventory's groups),
+        list of group and host names) or C(aggregate) (a Placement aggregate uuid), C(min_free), C(max_free),
+        C(margin)), C(groups) (the inventory's groups), C(aggregates) (aggregate uuid to its members, as
+        M(accelops.lifecycle.placement_aggregate_info) returns them),
         C(hosts) (inventory host to C(placement_host), C(name_prefix),
         C(discovery) (M(accelops.lifecycle.accelerator_info)'s result) and C(allowed_functions)), C(providers)
         (M(accelops.lifecycle.placement_provider_info)'s providers of those hosts, with allocations) and
@@ -87,7 +90,7 @@ def pool_plan(data):
     try:
         return _pools.plan(data.get("functions"), data.get("pools"), data.get("hosts"), data.get("providers"),
                            margin=data.get("margin", _pools.DEFAULT_MARGIN), not_allowed=not_allowed,
-                           groups=data.get("groups"))
+                           groups=data.get("groups"), aggregates=data.get("aggregates"))
     except _pools.PoolError as e:
         raise AnsibleFilterError("pool_plan: %s" % e)
 

@@ -50,9 +50,11 @@ def _int(value, where, minimum=0, required=False):
     return value
 
 
-def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None):
+def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None, aggregates=None, hosts=None):
     """Check the pools against the validated declaration ``entries``; returns normalised pools. A pool's
-    ``hosts`` is an inventory group name, or a list of group and host names (``groups``: the inventory's groups)."""
+    ``hosts`` is an inventory group name, or a list of group and host names (``groups``: the inventory's groups); or
+    its ``aggregate`` is a Placement aggregate uuid (``aggregates``: uuid to its member providers' names, matched
+    with the ``placement_host`` of ``hosts``)."""
     by_name = dict((e["name"].lower(), e) for e in entries)
     margin = _int(margin, "function_pools_margin", required=True)
     if not isinstance(pools, list):
@@ -62,11 +64,11 @@ def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None):
         where = "function_pools_pools[%d]" % i
         if not isinstance(raw, dict):
             raise PoolError("%s: must be a mapping" % where)
-        unknown = sorted(str(k) for k in raw if k not in ("name", "function", "hosts", "min_free", "max_free",
-                                                          "margin"))
+        unknown = sorted(str(k) for k in raw if k not in ("name", "function", "hosts", "aggregate", "min_free",
+                                                          "max_free", "margin"))
         if unknown:
-            raise PoolError("%s: unknown key(s) %s; accepted: name, function, hosts, min_free, max_free, margin"
-                            % (where, ", ".join(unknown)))
+            raise PoolError("%s: unknown key(s) %s; accepted: name, function, hosts, aggregate, min_free, max_free, "
+                            "margin" % (where, ", ".join(unknown)))
         fn = raw.get("function")
         if not isinstance(fn, str) or fn.lower() not in by_name:
             raise PoolError("%s.function: %r is not a function of function_pools_functions (%s)"
@@ -77,18 +79,33 @@ def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None):
             raise PoolError("%s.name: %r must be a unique string" % (where, name))
         names.add(name)
         where = "%s (%s)" % (where, name)
-        hosts = raw.get("hosts")
-        if isinstance(hosts, str):
-            hosts = [hosts]
-        if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
+        if ("hosts" in raw) == ("aggregate" in raw):
+            raise PoolError("%s: needs one of hosts (an inventory group or a list of groups and hosts) or aggregate "
+                            "(a Placement aggregate uuid)" % where)
+        if "aggregate" in raw:
+            members = (aggregates or {}).get(raw["aggregate"])
+            if members is None:
+                raise PoolError("%s.aggregate: %r was not read from Placement" % (where, raw["aggregate"]))
+            members = [m.get("name") if isinstance(m, dict) else m for m in members]
+            by_placement = dict(((spec or {}).get("placement_host") or h, h) for h, spec in (hosts or {}).items())
+            outside = sorted(m for m in members if m not in by_placement)
+            if outside:
+                raise PoolError("%s.aggregate: member(s) %s of aggregate %s are not hosts of the play (every host of a "
+                                "pool must be in the play)" % (where, ", ".join(outside), raw["aggregate"]))
+            raw = dict(raw, hosts=[by_placement[m] for m in members])
+        hosts_of = raw.get("hosts")
+        if isinstance(hosts_of, str):
+            hosts_of = [hosts_of]
+        if not isinstance(hosts_of, list) or not all(isinstance(h, str) and h for h in hosts_of):
             raise PoolError("%s.hosts: must be an inventory group name or a list of group and host names" % where)
-        hosts = [m for h in hosts for m in ((groups or {}).get(h) or [h])]
+        hosts_of = [m for h in hosts_of for m in ((groups or {}).get(h) or [h])]
         lo = _int(raw.get("min_free"), where + ".min_free", required=True)
         hi = _int(raw.get("max_free"), where + ".max_free")
         if hi is not None and hi < lo:
             raise PoolError("%s.max_free: %d is below min_free %d" % (where, hi, lo))
         m = _int(raw.get("margin"), where + ".margin")
-        out.append({"name": name, "function": entry["name"], "trait": entry["trait"], "hosts": sorted(set(hosts)),
+        out.append({"name": name, "function": entry["name"], "trait": entry["trait"], "hosts": sorted(set(hosts_of)),
+                    "aggregate": raw.get("aggregate"),
                     "min_free": lo, "max_free": hi, "margin": margin if m is None else m})
     return out
 
@@ -200,7 +217,7 @@ def _allowed(not_allowed, spec, raw_entry):
     return "; ".join(outside) if outside else None
 
 
-def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=None, groups=None):
+def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=None, groups=None, aggregates=None):
     """The keeper's plan. ``functions``: the declaration; ``pools``: the pool settings; ``hosts``: inventory name
     to ``{placement_host, name_prefix, discovery, allowed_functions}``; ``providers``: placement_provider_info's
     providers of those hosts (with usages and allocations); ``not_allowed``: the allow-list check
@@ -219,7 +236,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
         raise PoolError(str(e))
     raws = dict((r["name"].lower(), r) for r in functions or [])
     by_name = dict((e["name"], e) for e in entries)
-    pools = validate_pools(pools, entries, margin, groups)
+    pools = validate_pools(pools, entries, margin, groups, aggregates, hosts)
     for pool in pools:
         missing = [h for h in pool["hosts"] if h not in hosts]
         if missing:

@@ -5,13 +5,15 @@
 """placement_provider_drain against a real Placement: a free provider is drained and nothing more can be allocated
 on it; an allocated one is refused; an allocation written (as Nova writes it) between the module's read and its
 drain is seen through the provider generation and the provider is left alone; a card is drained whole or not at
-all; a release restores reserved. Run: .venv/bin/python -m pytest tests/harness/tests"""
+all; a release restores reserved. And placement_aggregate_info, which the pool keeper reads aggregates with.
+Run: .venv/bin/python -m pytest tests/harness/tests"""
 import json
 
 import pytest
 
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
+from ansible_collections.accelops.lifecycle.plugins.modules import placement_aggregate_info as agg_mod
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_drain as drain_mod
 
 CONSUMER = "6f70656e-7374-6163-6b00-0000000000a1"
@@ -108,3 +110,25 @@ def test_check_mode_writes_nothing(env, capsys):
     r = run(env, capsys, [{"uuid": u, "name": "a"}], check=True)
     assert r["changed"] and r["providers"][0]["action"] == "drained"
     assert env.inventories(u)["FPGA"]["reserved"] == 0
+
+
+def test_aggregate_members_are_read(env, capsys):
+    agg, empty = "6f1c0a4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f", "6f1c0a4e-2a3b-4c5d-8e9f-0a1b2c3d4e60"
+    root = env.provider_by_name("cn1")
+    other = env.create_provider("cn2")
+    for rp in (root, other):
+        gen = env.get("/resource_providers/%s" % rp["uuid"])["generation"]
+        env.request("PUT", "/resource_providers/%s/aggregates" % rp["uuid"],
+                    {"aggregates": [agg], "resource_provider_generation": gen}, expect=200)
+    args = {"cloud": env.cloud(), "aggregates": [agg, empty]}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            agg_mod.main()
+    r = json.loads(capsys.readouterr().out)
+    assert not r["changed"]
+    assert [m["name"] for m in r["aggregates"][agg]] == ["cn1", "cn2"]
+    assert r["aggregates"][agg][0]["uuid"] == root["uuid"] and r["aggregates"][empty] == []
+    with patch_module_args({"cloud": env.cloud(), "aggregates": ["rack1"]}):
+        with pytest.raises(SystemExit):
+            agg_mod.main()
+    assert "rack1 is not a uuid" in json.loads(capsys.readouterr().out)["msg"]

@@ -286,3 +286,25 @@ def test_a_bad_declaration_is_refused_with_the_declaration_message():
     with pytest.raises(_pools.PoolError, match=r"function_pools_functions\[0\] \(gzip\)\.fpga\.sha256"):
         _pools.plan([dict(FUNCTIONS[0], fpga={"bitstream": "x", "sha256": "zz", "function_id": GZIP})],
                     [], {}, [])
+
+
+def test_a_pool_over_a_placement_aggregate_counts_its_member_compute_nodes():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP)], "h2": [fpga("0000:01:00.0")],
+                          "h3": [fpga("0000:01:00.0")]})
+    hosts["h2"]["placement_host"] = "cn-2.example.org"
+    for p in provs:
+        p["name"] = p["name"].replace("h2_", "cn-2.example.org_")
+    agg = "6f1c0a4e-2a3b-4c5d-8e9f-0a1b2c3d4e5f"
+    members = {agg: [{"name": "cn-2.example.org", "uuid": "r2"}, {"name": "h1", "uuid": "r1"}]}
+    p = pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": members,
+                   "pools": [{"function": "gzip", "aggregate": agg, "min_free": 2}]})
+    assert p["pools"][0]["hosts"] == ["h1", "h2"] and p["pools"][0]["free"] == 1
+    # h3 is not in the aggregate: only h2's card (named after its compute node) is chosen
+    assert chosen(p) == [("h2", "0000:01:00.0", "gzip", "load")]
+    assert p["actions"][0]["providers"][0]["name"] == "cn-2.example.org_0000:01:00.0"
+    with pytest.raises(AnsibleFilterError, match="member.s. cn-9 of aggregate .* are not hosts of the play"):
+        pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": {agg: ["cn-9"]},
+                   "pools": [{"function": "gzip", "aggregate": agg, "min_free": 2}]})
+    with pytest.raises(AnsibleFilterError, match="needs one of hosts .* or aggregate"):
+        pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": members,
+                   "pools": [{"function": "gzip", "aggregate": agg, "hosts": ["h1"], "min_free": 2}]})

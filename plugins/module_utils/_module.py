@@ -137,11 +137,9 @@ def _walk(spec, params, shown="", key=""):
         options = entry.get("options")
         if options and entry.get("type") == "list" and isinstance(value, list):
             for i, element in enumerate(value):
-                for found in _walk(options, element, "%s%s[%d]." % (shown, name, i), key + name + "."):
-                    yield found
+                yield from _walk(options, element, "%s%s[%d]." % (shown, name, i), key + name + ".")
         elif options and isinstance(value, dict):
-            for found in _walk(options, value, shown + name + ".", key + name + "."):
-                yield found
+            yield from _walk(options, value, shown + name + ".", key + name + ".")
 
 
 def _raw_ints(spec, params, shown="", key=""):
@@ -161,12 +159,10 @@ def _raw_ints(spec, params, shown="", key=""):
                     if entry.get("elements") == "int":
                         yield "%s%s[%d]" % (shown, given, i), key + name, value, i
                     elif entry.get("options"):
-                        for found in _raw_ints(entry["options"], element, "%s%s[%d]." % (shown, given, i),
-                                               key + name + "."):
-                            yield found
+                        yield from _raw_ints(entry["options"], element, "%s%s[%d]." % (shown, given, i),
+                                             key + name + ".")
             elif entry.get("options") and isinstance(value, dict):
-                for found in _raw_ints(entry["options"], value, shown + given + ".", key + name + "."):
-                    yield found
+                yield from _raw_ints(entry["options"], value, shown + given + ".", key + name + ".")
 
 
 def _raw_dicts(spec, params, shown=""):

@@ -94,7 +94,8 @@ _value:
     profiles:
       description:
         - One per device profile, sorted by name. C(name), C(description), C(groups) (one readable string each),
-          C(asks) (per group the function, resource class, count and the fleet's free units of that function),
+          C(asks) (per group the function, resource class, count, and C(free_in_fleet), the free units of the
+          providers with the group's resource class and required traits and none of its forbidden ones),
           C(satisfiable) (V(null) when not checked), C(candidates), C(hosts) and C(reason).
       type: list
       elements: dict
@@ -244,23 +245,30 @@ def _group_text(group):
     return ", ".join("%s=%s" % (k, group[k]) for k in sorted(group))
 
 
-def _profile(p, rows, declared):
+def _profile(p, providers, declared, discovered):
+    """A profile with, per group, what it asks for and the free units of the providers that have the group's
+    resource class and required traits and none of its forbidden ones (Placement's candidates also weigh
+    min_unit, max_unit and step size)."""
     cand = p.get("candidates") if isinstance(p.get("candidates"), Mapping) else None
     asks = []
     for g in p.get("groups") or []:
         if not isinstance(g, Mapping):
             continue
-        traits = [k.split(":", 1)[1] for k, v in g.items() if k.startswith("trait:") and v == "required"]
-        fts = [t for t in traits if t.startswith(FUNCTION_PREFIXES)]
-        for k, v in g.items():
+        required = [k.split(":", 1)[1] for k, v in g.items() if k.startswith("trait:") and v == "required"]
+        forbidden = [k.split(":", 1)[1] for k, v in g.items() if k.startswith("trait:") and v == "forbidden"]
+        fts = sorted(t for t in required if t.startswith(FUNCTION_PREFIXES))
+        name = provider_function(fts, declared, discovered)[0]
+        for k, v in sorted(g.items()):
             if not k.startswith("resources:"):
                 continue
             rc = k.split(":", 1)[1]
-            matching = [r for r in rows if r["resource_class"] == rc and (r["trait"] in fts if fts else True)]
-            names = [r["function"] for r in matching if r["trait"] in fts] + [declared.get(t, t) for t in fts]
-            asks.append({"function": (names or [None])[0],
-                         "resource_class": rc, "count": _int(v),
-                         "free_in_fleet": sum(r["free"] for r in matching)})
+            free = 0
+            for pr in providers:
+                traits = set(pr.get("traits") or [])
+                inv = (pr.get("inventories") or {}).get(rc)
+                if inv and traits.issuperset(required) and not traits.intersection(forbidden):
+                    free += units(inv, (pr.get("usages") or {}).get(rc))["free"]
+            asks.append({"function": name, "resource_class": rc, "count": _int(v), "free_in_fleet": free})
     return {
         "name": p.get("name"), "description": p.get("description"),
         "groups": [_group_text(g) for g in p.get("groups") or [] if isinstance(g, Mapping)],
@@ -465,7 +473,9 @@ def fleet_report(data):
 
     profiles_in = sorted((p for p in data.get("profiles") or [] if isinstance(p, Mapping)),
                          key=lambda x: str(x.get("name")))
-    profiles = [_profile(p, functions, declared) for p in profiles_in]
+    counted = [p for p in providers if p.get("inventories") and not (p.get("uuid") and p.get("uuid") == p.get(
+        "root_provider_uuid"))]
+    profiles = [_profile(p, counted, declared, discovered) for p in profiles_in]
     unsatisfiable = [p["name"] for p in profiles if p["satisfiable"] is False]
 
     classes = {}

@@ -253,8 +253,8 @@ def test_profiles_candidates_and_unsatisfiable(lab):
     assert by["l40"]["reason"] == "No such trait"
     # free units by the group's traits, whatever row the providers are counted in: the T4's row is t4-2q
     grid = {"name": "grid", "groups": [{"resources:VGPU": "1", "trait:CUSTOM_FUNCTION_GRID_T4_2Q": "required"}]}
-    not_cyborg = {"name": "not-cyborg", "groups": [{"resources:FPGA": "1", "trait:CUSTOM_FUNCTION_GZIP": "required",
-                                            "trait:OWNER_CYBORG": "forbidden"}]}
+    group = {"resources:FPGA": "1", "trait:CUSTOM_FUNCTION_GZIP": "required", "trait:OWNER_CYBORG": "forbidden"}
+    not_cyborg = {"name": "not-cyborg", "groups": [group]}
     asks = dict((p["name"], p["asks"][0]) for p in fleet_report(fleet(lab, profiles=[grid, not_cyborg]))["profiles"])
     assert (asks["grid"]["function"], asks["grid"]["free_in_fleet"]) == ("GRID T4-2Q", 7)
     assert (asks["not-cyborg"]["function"], asks["not-cyborg"]["free_in_fleet"]) == ("gzip", 1)

@@ -239,8 +239,8 @@ def main():
             "|---|---|---|---|---|",
         ]
         for label, (b, m, c) in rows:
-            lines.append("| %s | %.3f (%.3f) | %.2f | %.3f | %.2f |" % (label, b, m, b / lsp[0], c,
-                                                                       c / lsp[2] if lsp[2] else 0.0))
+            cpu_ratio = c / lsp[2] if lsp[2] else 0.0
+            lines.append("| %s | %.3f (%.3f) | %.2f | %.3f | %.2f |" % (label, b, m, b / lsp[0], c, cpu_ratio))
         lines += [
             "",
             "Result size by options (the module's result without warnings; `publish_facts: true` adds the records "

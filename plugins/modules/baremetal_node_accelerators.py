@@ -108,12 +108,13 @@ options:
     default: true
   lock_retries:
     description:
-      - How many times a write refused because a conductor holds the node (HTTP 409 C(NodeLocked)) is retried.
+      - How many times a write refused because a conductor holds the node (HTTP 409 C(NodeLocked)) is retried
+        (V(0) to V(100)).
     type: int
     default: 3
   lock_delay:
     description:
-      - Seconds between those retries.
+      - Seconds between those retries (V(0) to V(600)).
     type: float
     default: 2.0
 notes:

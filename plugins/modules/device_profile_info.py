@@ -49,7 +49,7 @@ options:
   candidate_limit:
     description:
       - The most candidates Placement should return per profile (its C(limit) parameter); the count is then
-        at most this.
+        at most this. From V(1) to V(100000).
     type: int
 notes:
   - Retries (O(request_retries)) apply to Cyborg and, with O(check_candidates), to Placement; every request of this

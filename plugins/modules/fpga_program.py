@@ -87,6 +87,7 @@ options:
   timeout:
     description:
       - Seconds the vendor tool may run for one load; a tool that hangs is stopped and the module fails saying so.
+      - From V(1) to V(86400).
     type: int
     default: 300
   force:

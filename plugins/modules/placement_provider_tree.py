@@ -144,7 +144,7 @@ options:
     default: skip
   conflict_retries:
     description:
-      - How many times a write that lost a generation race is re-read and retried.
+      - How many times a write that lost a generation race is re-read and retried (V(0) to V(100)).
     type: int
     default: 5
   generation_cache:

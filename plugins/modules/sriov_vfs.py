@@ -73,7 +73,7 @@ options:
         description: Unicast MAC address of the VF.
         type: str
       vlan:
-        description: Port VLAN id (V(0) for none).
+        description: Port VLAN id (V(0) for none, at most 4094).
         type: int
       trust:
         description: Whether the VF is trusted (may change its MAC, enter promiscuous mode).
@@ -98,6 +98,7 @@ options:
   tool_timeout:
     description:
       - Seconds a tool (C(ip)) may run before it is stopped and the change fails (and is rolled back).
+      - From V(0) (no limit) to V(86400).
     type: int
     default: 60
 notes:

@@ -59,7 +59,7 @@ options:
     type: str
   count:
     description:
-      - vGPUs per GPU.
+      - vGPUs per GPU (V(0) to V(4096)).
     type: int
     default: 1
   state:
@@ -99,6 +99,7 @@ options:
     description:
       - Seconds C(mdevctl) or C(sriov-manage) may run before it is stopped and the change fails (and is rolled
         back).
+      - From V(0) (no limit) to V(86400).
     type: int
     default: 60
 notes:

@@ -223,3 +223,12 @@ def test_missing_tls_file_names_the_option(monkeypatch, tmp_path, option):
                                                       "auth": {"endpoint": "http://127.0.0.1:9", "token": "t"},
                                                       option: str(tmp_path / "none.pem")})
     assert out.kind == "fail" and out.result["msg"].startswith(option + ": must be the path of a readable PEM file")
+
+
+@pytest.mark.parametrize("token", ["s3cret\x00tail", "s3cret\udcfftail"])
+def test_secret_with_nul_or_surrogate_stays_out_of_the_log_line(monkeypatch, logged, token):
+    # the line is logged with these characters escaped: the escaped form of a secret is masked too
+    patch_exits(monkeypatch)
+    cloud = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:9", "token": token}}
+    run_module(main_of("device_profile_info"), {"cloud": cloud, "request_retries": -1})
+    assert logged and not any("s3cret" in line for line in logged), logged

@@ -113,6 +113,11 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
     time_targets >"$out"
   rc=${PIPESTATUS[0]}
   stop_services "$sdir"
+  # the targets' artifacts (a page, its screenshot) outlive the run's staged tree, which is removed at exit
+  local keep
+  keep="$log_dir/integration-artifacts/$(basename "$out" .log)"
+  rm -rf "$keep"
+  if [ -d "$jcoll/tests/output/data" ]; then mkdir -p "$keep" && cp -r "$jcoll/tests/output/data/." "$keep/"; fi
   return "$rc"
 }
 

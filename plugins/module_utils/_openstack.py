@@ -327,7 +327,7 @@ class OpenStackModule(object):
             # requests opens these only when it sends, and raises a bare OSError there
             path = self.ansible.params.get(option)
             if path is not None and not (os.path.isfile(path) and os.access(path, os.R_OK)):
-                self.ansible.fail_json(msg="%s: must be the path of a readable PEM file on the controller; %s"
+                self.ansible.fail_json(msg="%s: must be the path of a readable PEM file where the module runs; %s"
                                            % (option, "there is none at %r" % path if option != "client_key"
                                               else "there is none at the path given"))
         # also when the invocation is not logged (module-level no_log): results are masked with the same values

@@ -133,6 +133,14 @@ def _provider_free(p):
     return total, reserved, used, max(0, total - reserved - used)
 
 
+def _on_host(p, placement_host, prefix):
+    """Whether provider ``p`` is in the tree of ``placement_host``: by the host placement_provider_info read it for
+    when it says (exact), else by its name's prefix (the converge role's rule)."""
+    if p.get("host"):
+        return p["host"] == placement_host
+    return (p.get("name") or "").startswith(prefix + "_")
+
+
 def _card_providers(prefix, address, providers):
     base = "%s_%s" % (prefix, address)
     return [p for p in providers if p.get("name") == base or (p.get("name") or "").startswith(base + "_")]
@@ -150,7 +158,7 @@ def _cards(hosts, providers, entries):
         spec = hosts[host] or {}
         prefix = spec.get("name_prefix") or spec.get("placement_host") or host
         cards, by_addr = D._cards(spec.get("discovery") or {"accelerators": []})  # pylint: disable=protected-access
-        host_provs = [p for p in providers if (p.get("name") or "").startswith(prefix + "_")]
+        host_provs = [p for p in providers if _on_host(p, spec.get("placement_host") or host, prefix)]
         for rec in sorted(cards, key=lambda r: r["address"]):
             c = _Card()
             c.host, c.placement_host, c.address, c.record, c.by_addr = host, prefix, rec["address"], rec, by_addr
@@ -176,14 +184,14 @@ def _cards(hosts, providers, entries):
     return out
 
 
-def _pool_state(pool, providers, prefixes):
-    """total, reserved, used, free units and providers of the function's trait on the pool's hosts."""
+def _pool_state(pool, providers, places):
+    """total, reserved, used, free units and providers of the function's trait on the pool's hosts (``places``:
+    their (placement host, name prefix) pairs)."""
     st = {"total": 0, "reserved": 0, "used": 0, "free": 0, "providers": 0}
     for p in providers:
-        name = p.get("name") or ""
         if pool["trait"] not in (p.get("traits") or []):
             continue
-        if not any(name.startswith(pre + "_") for pre in prefixes):
+        if not any(_on_host(p, host, prefix) for host, prefix in places):
             continue
         total, reserved, used, free = _provider_free(p)
         st["total"] += total
@@ -198,9 +206,11 @@ def pool_states(pools, hosts, providers):
     """Each pool's Placement counts (``before`` of :func:`plan`, and the read after a keeper run)."""
     out = []
     for pool in pools:
-        prefixes = [(hosts.get(h) or {}).get("name_prefix") or (hosts.get(h) or {}).get("placement_host") or h
-                    for h in pool["hosts"]]
-        st = _pool_state(pool, providers, prefixes)
+        places = []
+        for h in pool["hosts"]:
+            spec = hosts.get(h) or {}
+            places.append((spec.get("placement_host") or h, spec.get("name_prefix") or spec.get("placement_host") or h))
+        st = _pool_state(pool, providers, places)
         st.update(name=pool["name"], function=pool["function"], trait=pool["trait"], min_free=pool["min_free"],
                   max_free=pool["max_free"], margin=pool["margin"], hosts=pool["hosts"],
                   deficit=max(0, pool["min_free"] - st["free"]),

@@ -308,3 +308,12 @@ def test_a_pool_over_a_placement_aggregate_counts_its_member_compute_nodes():
     with pytest.raises(AnsibleFilterError, match="needs one of hosts .* or aggregate"):
         pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": members,
                    "pools": [{"function": "gzip", "aggregate": agg, "hosts": ["h1"], "min_free": 2}]})
+
+
+def test_providers_are_placed_by_the_host_they_were_read_for_not_only_by_name():
+    # "h1" and "h1_2" are two hosts: a name prefix alone would count h1_2's card for h1
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP)], "h1_2": [fpga("0000:01:00.0", GZIP)]})
+    for p in provs:
+        p["host"] = "h1_2" if p["name"].startswith("h1_2_") else "h1"
+    p = run([pool("gzip", ["h1"], 1)], hosts, provs)
+    assert p["pools"][0]["free"] == 1 and p["pools"][0]["providers"] == 1

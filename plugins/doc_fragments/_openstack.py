@@ -54,7 +54,7 @@ options:
     aliases: [key]
   api_timeout:
     description:
-      - Seconds to wait for one API request before giving up.
+      - Seconds to wait for one API request before giving up, from 1 to 3600.
     type: int
   interface:
     description:
@@ -70,7 +70,7 @@ options:
     default: true
   timeout:
     description:
-      - Seconds to wait when O(wait=true).
+      - Seconds to wait when O(wait=true), from 0 to 86400.
     type: int
     default: 180
 requirements:

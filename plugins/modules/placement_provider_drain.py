@@ -243,7 +243,8 @@ class PlacementProviderDrainModule(OpenStackModule):
         request_retries=dict(type="int", default=4),
         request_retry_delay=dict(type="float", default=0.5),
     )
-    module_kwargs = dict(supports_check_mode=True)
+    module_kwargs = dict(supports_check_mode=True,
+                         ranges={"conflict_retries": (0, 100), "providers.generation": (0, None)})
 
     def run(self):
         p = self.params

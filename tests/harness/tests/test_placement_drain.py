@@ -132,3 +132,16 @@ def test_aggregate_members_are_read(env, capsys):
         with pytest.raises(SystemExit):
             agg_mod.main()
     assert "rack1 is not a uuid" in json.loads(capsys.readouterr().out)["msg"]
+
+
+def test_numbers_out_of_range_are_refused_naming_the_option(env, capsys):
+    u = uuid_of(env, "cn1_0000:86:00.0")
+    r = run(env, capsys, [{"uuid": u, "generation": -1}])
+    assert r["failed"] and r["msg"].startswith("providers[0].generation: must be ")
+    args = {"cloud": env.cloud(), "providers": [{"uuid": u}], "conflict_retries": 1000}
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            drain_mod.main()
+    out = json.loads(capsys.readouterr().out)
+    assert out["failed"] and out["msg"].startswith("conflict_retries: must be ") and "between 0 and 100" in out["msg"]
+    assert env.inventories(u)["FPGA"]["reserved"] == 0

@@ -27,8 +27,10 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import S
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
-MODULES = ("accelerator_info", "sriov_vfs", "vgpu", "fpga_program", "placement_provider_tree",
-           "placement_provider_info", "device_profile", "device_profile_info", "baremetal_node_accelerators")
+# every module of the collection, so that a new one is checked without being listed here
+MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))), "plugins", "modules")
+MODULES = tuple(sorted(n[:-3] for n in os.listdir(MODULES_DIR) if n.endswith(".py") and not n.startswith("_")))
 CLOUD = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:9", "token": "t"}}
 
 
@@ -168,6 +170,10 @@ def test_accepted_values_pass_unchanged():
 def test_persist_files_refuse_a_root_the_kernel_cannot_take(tmp_path):
     with pytest.raises(ValueError, match=r"^persist_root: must be a path.*NUL"):
         Files(Sysfs(root=str(tmp_path)), str(tmp_path) + "/\x00")
+
+
+def test_every_module_is_listed():
+    assert len(MODULES) >= 11 and "accelerator_info" in MODULES and "placement_provider_drain" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

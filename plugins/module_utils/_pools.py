@@ -28,6 +28,9 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import copy
+import re
+
+from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
 
@@ -43,11 +46,241 @@ class PoolError(ValueError):
 def _int(value, where, minimum=0, required=False):
     if value is None and not required:
         return None
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _DIGITS.match(value):
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PoolError("%s: must be an integer >= %d, got %r" % (where, minimum, value))
     return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Shape checks at the boundary: the filters' inputs come from the role's variables and module results; anything of
+# another shape is refused here, once, naming the path and the accepted form (never a traceback further down).
+
+_SEQ = (list, tuple)
+_DIGITS = re.compile(r"\A\s*[0-9]{1,18}\s*\Z")
+
+
+def _bad(where, form, value):
+    raise PoolError("%s: must be %s, got %s" % (where, form, type(value).__name__))
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _mapping(value, where, form="a mapping", optional=True):
+    if value is None and optional:
+        return {}
+    if not isinstance(value, Mapping):
+        _bad(where, form, value)
+    return value
+
+
+def _seq(value, where, form="a list", optional=True):
+    if value is None and optional:
+        return ()
+    if not isinstance(value, _SEQ):
+        _bad(where, form, value)
+    return value
+
+
+def _strs(value, where, form="a list of strings", optional=True):
+    for i, x in enumerate(_seq(value, where, form, optional)):
+        if not isinstance(x, str):
+            _bad("%s[%d]" % (where, i), "a string (%s)" % form, x)
+    return value
+
+
+def _keys(mapping, where, keys, check):
+    """check(value, where) for each of ``keys`` present in ``mapping``."""
+    for key in keys:
+        if key in mapping:
+            check(mapping[key], "%s.%s" % (where, key))
+
+
+def _opt_str(value, where):
+    if value is not None and not isinstance(value, str):
+        _bad(where, "a string or null", value)
+
+
+def _int_map(value, where, form):
+    for k, v in _mapping(value, where, form).items():
+        if not isinstance(k, str):
+            _bad(where, form + " (string keys)", k)
+        if not _is_int(v):
+            _bad("%s.%s" % (where, k), "an integer", v)
+
+
+def _check_record(rec, where):
+    """The keys of an accelerator_info record that the planner reads (_declaration's card checks among them)."""
+    _mapping(rec, where, "an accelerator_info record (a mapping)", optional=False)
+    if not isinstance(rec.get("address"), str):
+        _bad(where + ".address", "a PCI address string", rec.get("address"))
+    fn = _mapping(rec.get("function"), where + ".function", "null or a mapping with id and name")
+    _keys(fn, where + ".function", ("id", "name"), _opt_str)
+    for i, unit in enumerate(_seq(rec.get("units"), where + ".units", "a list of units")):
+        w = "%s.units[%d]" % (where, i)
+        _mapping(unit, w, "a unit (a mapping)", optional=False)
+        for j, who in enumerate(_seq(unit.get("in_use_by"), w + ".in_use_by", "a list of evidence mappings")):
+            _mapping(who, "%s.in_use_by[%d]" % (w, j), "an evidence mapping", optional=False)
+    sriov = _mapping(rec.get("sriov"), where + ".sriov", "null or the SR-IOV mapping")
+    _strs(sriov.get("vfs"), where + ".sriov.vfs", "a list of VF addresses")
+    for i, unit in enumerate(_seq(sriov.get("vf_units"), where + ".sriov.vf_units", "a list of units")):
+        w = "%s.sriov.vf_units[%d]" % (where, i)
+        _mapping(unit, w, "a unit (a mapping)", optional=False)
+        _keys(unit, w, ("address",), _opt_str)
+        for j, who in enumerate(_seq(unit.get("in_use_by"), w + ".in_use_by", "a list of evidence mappings")):
+            _mapping(who, "%s.in_use_by[%d]" % (w, j), "an evidence mapping", optional=False)
+    if sriov.get("totalvfs") is not None and not _is_int(sriov["totalvfs"]):
+        _bad(where + ".sriov.totalvfs", "an integer", sriov["totalvfs"])
+    gpu = _mapping(rec.get("gpu"), where + ".gpu", "null or the GPU mapping")
+    for key in ("mdev_types", "vgpu_types", "vgpu_vfs"):
+        for i, t in enumerate(_seq(gpu.get(key), "%s.gpu.%s" % (where, key), "a list of mappings")):
+            w = "%s.gpu.%s[%d]" % (where, key, i)
+            _mapping(t, w, "a mapping", optional=False)
+            _keys(t, w, ("id", "name"), _opt_str)
+            _seq(t.get("mdevs"), w + ".mdevs")
+            cur = _mapping(t.get("current_type"), w + ".current_type", "null or a mapping with id and name")
+            _keys(cur, w + ".current_type", ("id", "name"), _opt_str)
+    fpga = _mapping(rec.get("fpga"), where + ".fpga", "null or the FPGA mapping")
+    for i, port in enumerate(_seq(fpga.get("ports"), where + ".fpga.ports", "a list of ports")):
+        w = "%s.fpga.ports[%d]" % (where, i)
+        _mapping(port, w, "a port (a mapping)", optional=False)
+        _keys(port, w, ("id",), lambda v, w2: isinstance(v, str) or _bad(w2, "a string", v))
+
+
+def _check_hosts(hosts, where="hosts", discovery=True):
+    """Inventory host to {placement_host, name_prefix, allowed_functions, discovery}."""
+    form = "a mapping of inventory host to {placement_host, name_prefix, discovery, allowed_functions}"
+    for host, spec in _mapping(hosts, where, form, optional=False).items():
+        if not isinstance(host, str):
+            _bad(where, form + " (host names are strings)", host)
+        w = "%s.%s" % (where, host)
+        spec = _mapping(spec, w, "a mapping with placement_host, name_prefix, discovery, allowed_functions")
+        _keys(spec, w, ("placement_host", "name_prefix"), _opt_str)
+        _seq(spec.get("allowed_functions"), w + ".allowed_functions", "a list of function names and sha256s, or null")
+        if not discovery:
+            continue
+        disc = spec.get("discovery") or None
+        if isinstance(disc, Mapping) and "accelerators" in disc:
+            disc = disc["accelerators"]
+        elif disc is not None and not isinstance(disc, _SEQ):
+            _bad(w + ".discovery", "accelops.lifecycle.accelerator_info's result (a mapping with accelerators)", disc)
+        for i, rec in enumerate(_seq(disc, w + ".discovery.accelerators", "a list of accelerator_info records")):
+            _check_record(rec, "%s.discovery.accelerators[%d]" % (w, i))
+
+
+def _check_providers(providers, where="providers"):
+    """placement_provider_info's providers (null: none)."""
+    form = "placement_provider_info's providers (a list of mappings)"
+    for i, p in enumerate(_seq(providers, where, form)):
+        w = "%s[%d]" % (where, i)
+        _mapping(p, w, "a provider of placement_provider_info (a mapping)", optional=False)
+        _keys(p, w, ("name", "uuid", "host"), _opt_str)
+        _strs(p.get("traits"), w + ".traits", "a list of trait names")
+        invs = _mapping(p.get("inventories"), w + ".inventories", "a mapping of resource class to inventory")
+        for rc, inv in invs.items():
+            if not isinstance(rc, str):
+                _bad(w + ".inventories", "a mapping of resource class (a string) to inventory", rc)
+            _int_map(dict((k, v) for k, v in _mapping(inv, "%s.inventories.%s" % (w, rc), "an inventory (a mapping)",
+                                                      optional=False).items()
+                          if k in ("total", "reserved")), "%s.inventories.%s" % (w, rc), "an inventory")
+        _int_map(p.get("usages"), w + ".usages", "a mapping of resource class to units used")
+        allocs = p.get("allocations")
+        if allocs is not None and not isinstance(allocs, (Mapping,) + _SEQ):
+            _bad(w + ".allocations", "a mapping of consumer uuid to its allocation", allocs)
+        if allocs and not all(isinstance(c, str) for c in allocs):
+            _bad(w + ".allocations", "a mapping of consumer uuid (a string) to its allocation", allocs)
+    return list(providers or [])
+
+
+def _check_groups(groups, where="groups"):
+    for name, members in _mapping(groups, where, "the inventory's groups (group name to host names)").items():
+        _strs(members, "%s.%s" % (where, name), "a list of host names", optional=False)
+
+
+def _check_aggregates(aggregates, where="aggregates"):
+    form = "placement_aggregate_info's aggregates (uuid to a list of members)"
+    for uuid, members in _mapping(aggregates, where, form).items():
+        w = "%s.%s" % (where, uuid)
+        for i, m in enumerate(_seq(members, w, "a list of members ({name, uuid} or names)", optional=False)):
+            name = m.get("name") if isinstance(m, Mapping) else m
+            if not isinstance(name, str):
+                _bad("%s[%d]" % (w, i), "a member {name, uuid} or a name (a string)", m)
+
+
+def _check_plan(plan_result, where="plan", pools=False):
+    """pool_plan's result: the keys after_drain and report read."""
+    form = "pool_plan's result"
+    _mapping(plan_result, where, form, optional=False)
+    for key in ("actions",) + (("pools",) if pools else ()):
+        if key not in plan_result:
+            raise PoolError("%s: expected pool_plan's result (no %s)" % (where, key))
+    for i, a in enumerate(_seq(plan_result["actions"], where + ".actions", "a list of actions", optional=False)):
+        w = "%s.actions[%d]" % (where, i)
+        _mapping(a, w, "an action of pool_plan (a mapping)", optional=False)
+        for key in ("host", "address", "function"):
+            if not isinstance(a.get(key), str):
+                _bad("%s.%s" % (w, key), "a string", a.get(key))
+    for host, cards in _mapping(plan_result.get("carrying"), where + ".carrying",
+                                "a mapping of host to {address: function}").items():
+        for addr, fn in _mapping(cards, "%s.carrying.%s" % (where, host), "a mapping of address to function").items():
+            if not isinstance(fn, str):
+                _bad("%s.carrying.%s.%s" % (where, host, addr), "a function name", fn)
+    if not pools:
+        return
+    for i, p in enumerate(_seq(plan_result["pools"], where + ".pools", "a list of pools", optional=False)):
+        w = "%s.pools[%d]" % (where, i)
+        _mapping(p, w, "a pool of pool_plan's result (a mapping)", optional=False)
+        for key in ("name", "function", "trait"):
+            if not isinstance(p.get(key), str):
+                _bad("%s.%s" % (w, key), "a string", p.get(key))
+        _strs(p.get("hosts"), w + ".hosts", "a list of host names", optional=False)
+        for key in ("min_free", "margin", "free", "planned_free"):
+            if not _is_int(p.get(key)):
+                _bad("%s.%s" % (w, key), "an integer", p.get(key))
+        if p.get("max_free") is not None and not _is_int(p["max_free"]):
+            _bad(w + ".max_free", "an integer or null", p["max_free"])
+
+
+def _check_drain(drain, where="drain"):
+    """placement_provider_drain's result (null or an empty list: nothing drained); its providers."""
+    if drain is None or (isinstance(drain, _SEQ) and not drain):
+        return []
+    form = "placement_provider_drain's result (a mapping with providers) or null"
+    provs = _seq(_mapping(drain, where, form, optional=False).get("providers"), where + ".providers",
+                 "a list of providers")
+    for i, p in enumerate(provs):
+        w = "%s.providers[%d]" % (where, i)
+        _mapping(p, w, "a provider of placement_provider_drain's result (a mapping)", optional=False)
+        _keys(p, w, ("action", "card", "name", "uuid"), _opt_str)
+        if p.get("action") == "drained":
+            for key in ("uuid", "name"):
+                if not isinstance(p.get(key), str):
+                    _bad("%s.%s" % (w, key), "a string", p.get(key))
+    return provs
+
+
+def _check_converge(converge, where="converge"):
+    """Inventory host to its accelerator_host_report (null: not converged)."""
+    form = "a mapping of inventory host to its accelerator_host_report or null"
+    for host, rep in _mapping(converge, where, form).items():
+        w = "%s.%s" % (where, host)
+        rep = _mapping(rep, w, "accelerator_host_report (a mapping) or null")
+        for key in ("changed", "failed"):
+            _seq(rep.get(key), "%s.%s" % (w, key), "a list of card addresses")
+        pl = _mapping(rep.get("placement"), w + ".placement", "a mapping with undrained and kept_drained")
+        for key in ("undrained", "kept_drained"):
+            _seq(pl.get(key), "%s.placement.%s" % (w, key), "a list of card addresses")
+    return converge or {}
+
+
+def _check_functions(functions, where="functions"):
+    """The declaration as after_drain copies it (pool_plan has validated it)."""
+    for i, raw in enumerate(_seq(functions, where, "the declaration (a list of function entries)")):
+        _mapping(raw, "%s[%d]" % (where, i), "a function entry (a mapping)", optional=False)
+    return functions or []
 
 
 def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None, aggregates=None, hosts=None):
@@ -57,6 +290,8 @@ def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None, aggregate
     with the ``placement_host`` of ``hosts``)."""
     by_name = dict((e["name"].lower(), e) for e in entries)
     margin = _int(margin, "function_pools_margin", required=True)
+    _check_groups(groups)
+    _check_aggregates(aggregates)
     if not isinstance(pools, list):
         raise PoolError("function_pools_pools: must be a list of pools, got %s" % type(pools).__name__)
     out, names = [], set()
@@ -83,6 +318,8 @@ def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None, aggregate
             raise PoolError("%s: needs one of hosts (an inventory group or a list of groups and hosts) or aggregate "
                             "(a Placement aggregate uuid)" % where)
         if "aggregate" in raw:
+            if not isinstance(raw["aggregate"], str):
+                _bad(where + ".aggregate", "a Placement aggregate uuid (a string)", raw["aggregate"])
             members = (aggregates or {}).get(raw["aggregate"])
             if members is None:
                 raise PoolError("%s.aggregate: %r was not read from Placement" % (where, raw["aggregate"]))
@@ -238,8 +475,10 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
     ``considered`` (cards looked at and not chosen, and why), ``declarations`` (per host with an action: the
     declaration for the converge role, naming by address every card that carries or gets a pool function),
     ``hosts``, ``function_names``, ``lines`` and ``summary``."""
-    if not isinstance(hosts, dict):
+    if not isinstance(hosts, Mapping):
         raise PoolError("hosts: expected a mapping of inventory host to {placement_host, discovery}")
+    _check_hosts(hosts)
+    providers = _check_providers(providers)
     try:
         entries = D.validate(functions, where="function_pools_functions")
     except D.DeclarationError as e:
@@ -252,7 +491,6 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
         if missing:
             raise PoolError("pool %s: no discovery for host(s) %s (every host of a pool must be in the play)"
                             % (pool["name"], ", ".join(missing)))
-    providers = list(providers or [])
     states = pool_states(pools, hosts, providers)
     free = dict((s["name"], s["free"]) for s in states)
     cards = _cards(dict((h, hosts[h]) for h in set(h for p in pools for h in p["hosts"])), providers, entries)
@@ -429,7 +667,7 @@ def declarations(actions, carrying, functions):
         for raw in functions or []:
             addrs = sorted(addr for addr, fn in assign.items() if fn.lower() == str(raw.get("name")).lower())
             if addrs:
-                entry = copy.deepcopy(raw)
+                entry = dict(copy.deepcopy(raw))
                 entry["match"] = {"address": addrs}
                 decl.append(entry)
         out[host] = decl
@@ -445,10 +683,10 @@ def after_drain(plan_result, functions, drain):
     actions whose card was drained (or has nothing to drain), their hosts' declarations, and the actions skipped
     because the drain refused a provider of their card (an allocation made since the plan's read, or a drain by
     someone else), each with the drain's reason."""
-    if not isinstance(plan_result, dict) or "actions" not in plan_result:
-        raise PoolError("plan: expected pool_plan's result")
+    _check_plan(plan_result)
+    functions = _check_functions(functions)
     refused = {}
-    for p in (drain or {}).get("providers") or []:
+    for p in _check_drain(drain):
         if p.get("action") in ("refused", "undone") and p.get("reason"):
             refused.setdefault(p.get("card"), []).append("%s %s" % (p.get("name"), p.get("reason")))
     keep, skipped = [], []
@@ -468,12 +706,14 @@ def report(plan_result, providers, hosts, drain, converge, applied=True, fail_on
     accelerator_host_report), the drains of this run to release (cards the converge did not take over: its host
     failed before draining, or it was not converged), and the failure when ``fail_on_shortfall`` and a pool stays
     short."""
-    if not isinstance(plan_result, dict) or "pools" not in plan_result:
-        raise PoolError("plan: expected pool_plan's result")
-    converge = converge or {}
+    _check_plan(plan_result, pools=True)
+    converge = _check_converge(converge)
+    if providers is not None:
+        providers = _check_providers(providers)
+    _check_hosts(hosts or {}, discovery=False)
     drained_by_card = {}
     refused = {}
-    for p in (drain or {}).get("providers") or []:
+    for p in _check_drain(drain):
         if p.get("action") == "drained":
             drained_by_card.setdefault(p.get("card"), []).append(p)
         elif p.get("action") in ("refused", "undone") and p.get("reason"):
@@ -499,7 +739,7 @@ def report(plan_result, providers, hosts, drain, converge, applied=True, fail_on
         outcomes.append(dict(a, outcome=outcome, why=why))
         if applied and key in drained_by_card:
             pl = (rep or {}).get("placement") or {}
-            taken_over = a["address"] in (pl.get("undrained") or []) + (pl.get("kept_drained") or [])
+            taken_over = a["address"] in list(pl.get("undrained") or []) + list(pl.get("kept_drained") or [])
             if isinstance(rep, dict) and not taken_over:
                 release.extend({"uuid": p["uuid"], "name": p["name"], "card": key} for p in drained_by_card[key])
     pools = []

@@ -365,9 +365,6 @@ OPEN_FILTER_FINDINGS = {
     "converge_report": "error, verify, applied of the wrong type",
     "fleet_report": "placement_host, candidates.hosts of the wrong type",
     "hostdev_units": "a unit of the wrong type",
-    "pool_converge": "plan entries of the wrong type (module_utils/_pools.py)",
-    "pool_plan": "pools, hosts, providers entries of the wrong type (module_utils/_pools.py)",
-    "pool_report": "plan, converge entries of the wrong type (module_utils/_pools.py)",
     "provision": "profiles, hosts, providers entries of the wrong type (module_utils/_provision.py)",
 }
 

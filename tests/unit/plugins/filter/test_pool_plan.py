@@ -8,6 +8,8 @@ declarations handed to the converge role, and the report after the run."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
@@ -317,3 +319,115 @@ def test_providers_are_placed_by_the_host_they_were_read_for_not_only_by_name():
         p["host"] = "h1_2" if p["name"].startswith("h1_2_") else "h1"
     p = run([pool("gzip", ["h1"], 1)], hosts, provs)
     assert p["pools"][0]["free"] == 1 and p["pools"][0]["providers"] == 1
+
+
+# Wrong-shaped input (issue 21, the hostile-input sweep at 1,000 inputs per filter): each case below ended in a
+# Python traceback (AttributeError, TypeError, KeyError, or _declaration's DeclarationError unconverted) before the
+# shape checks at the boundary of _pools.py; now AnsibleFilterError naming the filter, the path and the accepted form.
+def _plan_input():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0"), fpga("0000:02:00.0", GZIP)]})
+    return {"functions": FUNCTIONS, "pools": [pool("gzip", ["h1"], 2)], "hosts": hosts, "providers": provs,
+            "groups": {"all": ["h1"]}}
+
+
+@pytest.mark.parametrize("change, msg", [
+    # was AttributeError: 'str' object has no attribute 'get' (pool_states)
+    (lambda d: d["providers"].append("x"), r"providers\[2\]: must be a provider of placement_provider_info"),
+    # was TypeError: 'int' object is not iterable
+    (lambda d: d.update(providers=1), r"providers: must be placement_provider_info's providers \(a list"),
+    # was ValueError: invalid literal for int() (an inventory total that is not a number)
+    (lambda d: d["providers"][0]["inventories"]["FPGA"].update(total="x"),
+     r"providers\[0\]\.inventories\.FPGA\.total: must be an integer, got str"),
+    # was TypeError: '<' not supported (a usage keyed by a number, sorted with the others)
+    (lambda d: d["providers"][0].update(usages={"FPGA": 1, 7: 1}), r"providers\[0\]\.usages: must be a mapping"),
+    # was AttributeError: 'tuple' object has no attribute 'get' (validate_pools)
+    (lambda d: d.update(groups=([], {})), r"groups: must be the inventory's groups"),
+    # was AttributeError: 'list' object has no attribute 'get' (pool_states)
+    (lambda d: d["hosts"].update(h1=[[]]), r"hosts\.h1: must be a mapping with placement_host"),
+    # was DeclarationError (not AnsibleFilterError) from _declaration._cards
+    (lambda d: d["hosts"]["h1"]["discovery"]["accelerators"].append([]),
+     r"hosts\.h1\.discovery\.accelerators\[2\]: must be an accelerator_info record"),
+    # was AttributeError: 'str' object has no attribute 'get' (_declaration._unit_evidence)
+    (lambda d: d["hosts"]["h1"]["discovery"]["accelerators"][0].update(units=["x"]),
+     r"hosts\.h1\.discovery\.accelerators\[0\]\.units\[0\]: must be a unit"),
+    # was TypeError: unhashable type: 'dict' (an aggregate that is not a uuid string)
+    (lambda d: d.update(pools=[{"function": "gzip", "aggregate": {}, "min_free": 1}]),
+     r"function_pools_pools\[0\] \(gzip\)\.aggregate: must be a Placement aggregate uuid"),
+    # was ValueError: invalid literal for int() ('²'.isdigit() is true)
+    (lambda d: d.update(margin="\u00b2"), r"function_pools_margin: must be an integer >= 0"),
+])
+def test_pool_plan_refuses_wrong_shaped_input_naming_the_path(change, msg):
+    data = _plan_input()
+    change(data)
+    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: " + msg):
+        pool_plan(data)
+
+
+def _converge_input():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0")], "h2": [fpga("0000:01:00.0")]})
+    p = run([pool("lz4", ["h1", "h2"], 2)], hosts, provs)
+    drain = {"providers": [{"name": "h1_0000:01:00.0", "uuid": "u1", "card": "h1 0000:01:00.0", "action": "drained",
+                            "reason": None}]}
+    return {"plan": p, "functions": FUNCTIONS, "drain": drain}, hosts
+
+
+@pytest.mark.parametrize("change, msg", [
+    # was AttributeError: 'int' object has no attribute 'get'
+    (lambda d: d.update(drain=-9), r"drain: must be placement_provider_drain's result"),
+    (lambda d: d["drain"]["providers"].append("x"), r"drain\.providers\[1\]: must be a provider of "),
+    # was AttributeError: 'tuple' object has no attribute 'get' (declarations)
+    (lambda d: d.update(functions=((False, False), {})), r"functions\[0\]: must be a function entry"),
+    # was AttributeError: 'list' object has no attribute 'get'
+    (lambda d: d["plan"].update(carrying=[{}]), r"plan\.carrying: must be a mapping of host"),
+    # was TypeError: tuple indices must be integers or slices, not str
+    (lambda d: d["plan"]["actions"].__setitem__(0, (-1, -1)), r"plan\.actions\[0\]: must be an action of pool_plan"),
+    # was AttributeError: 'int' object has no attribute 'lower' (an action's function)
+    (lambda d: d["plan"]["actions"][0].update(function=3), r"plan\.actions\[0\]\.function: must be a string"),
+])
+def test_pool_converge_refuses_wrong_shaped_input_naming_the_path(change, msg):
+    data, _hosts = _converge_input()
+    change(data)
+    with pytest.raises(AnsibleFilterError, match=r"^pool_converge: " + msg):
+        pool_converge(data)
+
+
+@pytest.mark.parametrize("change, msg", [
+    # was AttributeError: 'list' object has no attribute 'get'
+    (lambda d: d.update(drain=[("x", None)]), r"drain: must be placement_provider_drain's result"),
+    # was KeyError: 'uuid' (a drained provider without its uuid, released)
+    (lambda d: d["drain"]["providers"][0].pop("uuid"), r"drain\.providers\[0\]\.uuid: must be a string"),
+    # was AttributeError: 'tuple' object has no attribute 'get'
+    (lambda d: d.update(converge=(1, 2)), r"converge: must be a mapping of inventory host to its "),
+    # was TypeError: can only concatenate str (not "list") to str
+    (lambda d: d.update(converge={"h1": {"placement": {"undrained": "0000:01:00.0"}}}),
+     r"converge\.h1\.placement\.undrained: must be a list of card addresses"),
+    # was AttributeError: 'str' object has no attribute 'get' (pool_states)
+    (lambda d: d.update(providers=["x"]), r"providers\[0\]: must be a provider of placement_provider_info"),
+    (lambda d: d.update(providers=-2), r"providers: must be placement_provider_info's providers"),
+    # was TypeError: 'NoneType' object is not subscriptable / KeyError: 'hosts' / unhashable name
+    (lambda d: d["plan"]["pools"].__setitem__(0, None), r"plan\.pools\[0\]: must be a pool of pool_plan's result"),
+    (lambda d: d["plan"]["pools"][0].pop("hosts"), r"plan\.pools\[0\]\.hosts: must be a list of host names"),
+    (lambda d: d["plan"]["pools"][0].update(name={}), r"plan\.pools\[0\]\.name: must be a string"),
+    # was AttributeError: 'int' object has no attribute 'get' / 'list' object ... (hosts)
+    (lambda d: d["hosts"].update(h1=-1), r"hosts\.h1: must be a mapping with placement_host"),
+    (lambda d: d.update(hosts=["h1"]), r"hosts: must be a mapping of inventory host"),
+])
+def test_pool_report_refuses_wrong_shaped_input_naming_the_path(change, msg):
+    data, hosts = _converge_input()
+    data = {"plan": data["plan"], "drain": data["drain"], "hosts": hosts, "apply": True,
+            "providers": fleet({"h1": [fpga("0000:01:00.0", LZ4)], "h2": [fpga("0000:01:00.0")]})[1],
+            "converge": {"h1": {"changed": [], "failed": [], "error": "locked",
+                                "placement": {"undrained": [], "kept_drained": []}}}}
+    pool_report(copy.deepcopy(data))       # the input before the change is accepted
+    change(data)
+    with pytest.raises(AnsibleFilterError, match=r"^pool_report: " + msg):
+        pool_report(data)
+
+
+def test_empty_drain_and_null_entries_are_still_accepted():
+    data, hosts = _converge_input()
+    for drain in (None, [], {}, {"changed": False, "skipped": True}):
+        assert pool_converge(dict(data, drain=drain))["hosts"] == ["h1", "h2"]
+    rep = pool_report({"plan": data["plan"], "drain": None, "hosts": hosts, "providers": None, "apply": True,
+                       "converge": {"h1": None}})
+    assert [a["outcome"] for a in rep["actions"]] == ["not-converged", "not-converged"]

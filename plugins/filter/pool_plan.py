@@ -28,6 +28,15 @@ description:
   - A pool that cannot be brought to its minimum says so, by how much, and which cards were passed over and why.
   - The keeper's bookkeeping after the plan is done by P(accelops.lifecycle.pool_converge#filter) and
     P(accelops.lifecycle.pool_report#filter).
+  - C(profiles) serves the device profiles no provider can satisfy through the same plan (the "spot instance"
+    workflow) - each unsatisfiable profile (M(accelops.lifecycle.device_profile_info)'s C(profiles), read with
+    C(check_candidates=true)) becomes a pool whose minimum is one request, after the declared pools - one pool per
+    function its groups ask for (C(trait:CUSTOM_FUNCTION_<NAME>=required), a function of C(functions)), named
+    C(profile:<name>) (C(profile:<name>:<function>) when it asks for several), with C(min_free) the units its groups
+    ask for (C(resources:<CLASS>=<n>); the largest when a group names several classes, summed over the groups
+    asking for the same function), C(margin) 0, over C(profile_hosts). Satisfiable profiles are left alone. A
+    profile with a group that asks for no function, for two, or for one no entry of C(functions) provides gets no
+    pool and is reported not servable, with the reason.
 options:
   _input:
     description:
@@ -38,7 +47,9 @@ options:
         C(hosts) (inventory host to C(placement_host), C(name_prefix),
         C(discovery) (M(accelops.lifecycle.accelerator_info)'s result) and C(allowed_functions)), C(providers)
         (M(accelops.lifecycle.placement_provider_info)'s providers of those hosts, with allocations) and
-        C(margin) (the default margin, 1).
+        C(margin) (the default margin, 1); optionally C(profiles) (M(accelops.lifecycle.device_profile_info)'s
+        C(profiles), with C(satisfiable)) and C(profile_hosts) (the hosts their pools count over - an inventory
+        group, or a list of groups and hosts).
     type: dict
     required: true
 '''
@@ -49,6 +60,12 @@ EXAMPLES = r'''
     plan: >-
       {{ {'functions': function_pools_functions, 'pools': pools, 'hosts': hosts, 'providers': read.providers}
          | accelops.lifecycle.pool_plan }}
+
+- name: Plan, also serving the device profiles no provider can satisfy (a pool each, minimum one request)
+  ansible.builtin.set_fact:
+    plan: >-
+      {{ {'functions': function_pools_functions, 'pools': pools, 'hosts': hosts, 'providers': read.providers,
+          'profiles': profiles_read.profiles, 'profile_hosts': 'fpga_hosts'} | accelops.lifecycle.pool_plan }}
 
 - name: The plan, with the reason for every choice
   ansible.builtin.debug:
@@ -67,6 +84,8 @@ _value:
     - C(considered) - cards passed over, with the pool and the reason.
     - C(declarations) - per host with an action, the declaration for the converge role.
     - C(carrying) - per such host, card address to the pool function it carries now.
+    - C(profiles) - per profile given, C(name), C(status) (satisfiable, served, not-servable), C(pools) (the pools
+      made for it) and C(reason) (what it asks for, or why no pool can serve it).
     - C(hosts), C(function_names), C(lines), C(summary).
   type: dict
 '''
@@ -90,7 +109,8 @@ def pool_plan(data):
     try:
         return _pools.plan(data.get("functions"), data.get("pools"), data.get("hosts"), data.get("providers"),
                            margin=data.get("margin", _pools.DEFAULT_MARGIN), not_allowed=not_allowed,
-                           groups=data.get("groups"), aggregates=data.get("aggregates"))
+                           groups=data.get("groups"), aggregates=data.get("aggregates"),
+                           profiles=data.get("profiles"), profile_hosts=data.get("profile_hosts"))
     except _pools.PoolError as e:
         raise AnsibleFilterError("pool_plan: %s" % e)
 

@@ -37,8 +37,9 @@ EXAMPLES = r'''
 RETURN = r'''
 _value:
   description: C(pools) (name, function, min_free, max_free, before, after, planned, shortfall, used_after),
-    C(actions) (the plan's, each with C(outcome) and C(why)), C(release), C(lines) and C(failure) (null, or why the
-    run fails).
+    C(actions) (the plan's, each with C(outcome) and C(why)), C(release), C(lines) (the plan's unsatisfiable profiles
+    that no pool can serve among them) and C(failure) (null, or why the run fails - with C(fail_on_shortfall), a
+    pool that stays short or such a profile).
   type: dict
 '''
 

@@ -230,6 +230,12 @@ def _check_plan(plan_result, where="plan", pools=False):
                 _bad("%s.carrying.%s.%s" % (where, host, addr), "a function name", fn)
     if not pools:
         return
+    for i, p in enumerate(_seq(plan_result.get("profiles"), where + ".profiles", "a list of profiles")):
+        w = "%s.profiles[%d]" % (where, i)
+        _mapping(p, w, "a profile of pool_plan's result (a mapping)", optional=False)
+        for key in ("name", "status"):
+            if not isinstance(p.get(key), str):
+                _bad("%s.%s" % (w, key), "a string", p.get(key))
     for i, p in enumerate(_seq(plan_result["pools"], where + ".pools", "a list of pools", optional=False)):
         w = "%s.pools[%d]" % (where, i)
         _mapping(p, w, "a pool of pool_plan's result (a mapping)", optional=False)
@@ -345,6 +351,114 @@ def validate_pools(pools, entries, margin=DEFAULT_MARGIN, groups=None, aggregate
                     "aggregate": raw.get("aggregate"),
                     "min_free": lo, "max_free": hi, "margin": margin if m is None else m})
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Unsatisfiable device profiles as pools (the "spot instance" workflow through the keeper)
+
+PROFILE_POOL_PREFIX = "profile:"
+FUNCTION_TRAIT_PREFIX = "CUSTOM_FUNCTION_"
+
+
+def _check_profiles(profiles, where):
+    form = "device_profile_info's profiles (a list of {name, groups, satisfiable})"
+    seen = set()
+    for i, prof in enumerate(_seq(profiles, where, form)):
+        w = "%s[%d]" % (where, i)
+        _mapping(prof, w, "a profile of device_profile_info (a mapping with name, groups, satisfiable)",
+                 optional=False)
+        if not isinstance(prof.get("name"), str) or not prof["name"]:
+            _bad(w + ".name", "the profile's name (a non-empty string)", prof.get("name"))
+        if prof["name"] in seen:
+            raise PoolError("%s.name: profile %r is given twice" % (w, prof["name"]))
+        seen.add(prof["name"])
+        w = "%s (%s)" % (w, prof["name"])
+        if not isinstance(prof.get("satisfiable"), bool):
+            raise PoolError("%s.satisfiable: must be true or false, got %s: read the profiles with "
+                            "accelops.lifecycle.device_profile_info and check_candidates: true"
+                            % (w, type(prof.get("satisfiable")).__name__))
+        for j, group in enumerate(_seq(prof.get("groups"), w + ".groups", "a list of request groups", optional=False)):
+            g = "%s.groups[%d]" % (w, j)
+            form = "a request group in Cyborg's form (resources:<CLASS> and trait:<TRAIT> keys to strings)"
+            for key, value in _mapping(group, g, form, optional=False).items():
+                if not isinstance(key, str) or not isinstance(value, (str, int)) or isinstance(value, bool):
+                    _bad("%s.%r" % (g, key), form, value)
+                if key.startswith("resources:") and not _DIGITS.match(str(value)):
+                    _bad("%s.%s" % (g, key), "a whole number of units (Cyborg's form: \"1\")", value)
+
+
+def _profile_group(group, by_trait):
+    """(function entry or None, units asked, why not servable or None) for one request group."""
+    units = max([int(str(v)) for k, v in group.items() if k.startswith("resources:")] or [1])
+    asked = sorted(k[len("trait:"):] for k, v in group.items()
+                   if k.startswith("trait:" + FUNCTION_TRAIT_PREFIX) and str(v).lower() == "required")
+    if not asked:
+        return None, units, "asks for no function (no trait:%s<NAME>: required): a pool keeps functions" \
+            % FUNCTION_TRAIT_PREFIX
+    if len(asked) > 1:
+        return None, units, "asks for %s together: a card carries one function" % ", ".join(asked)
+    entry = by_trait.get(asked[0])
+    if entry is None:
+        return None, units, ("asks for %s, which no entry of function_pools_functions provides (declared: %s)"
+                             % (asked[0], ", ".join(sorted(by_trait)) or "none"))
+    return entry, units, None
+
+
+def pools_from_profiles(profiles, entries, hosts, where="function_pools_profiles"):
+    """Device profiles no provider can satisfy as pools, one request each: per unsatisfiable profile (``profiles``:
+    device_profile_info's, read with ``check_candidates``), one pool per function its groups ask for
+    (``trait:CUSTOM_FUNCTION_<NAME>: required``, a function of the validated declaration ``entries``) with
+    ``min_free`` the units its groups ask for (``resources:<CLASS>``; the largest count when a group names several
+    classes, summed over the profile's groups asking for the same function) and ``margin`` 0, over ``hosts`` (an
+    inventory group or a list of groups and hosts, as a pool's). Satisfiable profiles are left alone. A profile
+    with a group that asks for no function, for two, or for one no entry provides is not servable (its other groups
+    alone would not make it satisfiable): it gets no pool, and the reason.
+
+    Returns ``pools`` (pool settings for :func:`validate_pools`, named ``profile:<name>``, or
+    ``profile:<name>:<function>`` when the profile asks for several functions) and ``profiles`` (per profile
+    ``name``, ``status``: satisfiable, served or not-servable, ``pools`` and ``reason``)."""
+    _check_profiles(profiles, where)
+    if hosts is None:
+        raise PoolError("%s: needs the hosts its pools count over (function_pools_profile_hosts: an inventory "
+                        "group or a list of groups and hosts)" % where)
+    by_trait = dict((e["trait"], e) for e in entries)
+    pools, out = [], []
+    for prof in profiles or []:
+        name = prof["name"]
+        if prof["satisfiable"]:
+            out.append({"name": name, "status": "satisfiable", "pools": [], "reason": None})
+            continue
+        wanted, problems = {}, []
+        for j, group in enumerate(prof["groups"]):
+            entry, units, why = _profile_group(group, by_trait)
+            if why:
+                problems.append("group %d %s" % (j, why))
+            else:
+                wanted[entry["name"]] = wanted.get(entry["name"], 0) + units
+        if not prof["groups"]:
+            problems.append("it has no request group")
+        if problems:
+            out.append({"name": name, "status": "not-servable", "pools": [], "reason": "; ".join(problems)})
+            continue
+        names = []
+        for fn in sorted(wanted):
+            pname = PROFILE_POOL_PREFIX + name + (":" + fn if len(wanted) > 1 else "")
+            names.append(pname)
+            pools.append({"name": pname, "function": fn, "hosts": hosts, "min_free": wanted[fn], "margin": 0})
+        out.append({"name": name, "status": "served", "pools": names,
+                    "reason": "unsatisfiable: %s" % ", ".join("%d unit(s) of %s" % (wanted[fn], fn)
+                                                              for fn in sorted(wanted))})
+    return {"pools": pools, "profiles": out}
+
+
+def _profile_lines(profiles):
+    lines = []
+    for p in profiles:
+        if p["status"] == "served":
+            lines.append("profile %s: %s: kept by pool(s) %s" % (p["name"], p["reason"], ", ".join(p["pools"])))
+        elif p["status"] == "not-servable":
+            lines.append("profile %s: unsatisfiable and not servable by a pool: %s" % (p["name"], p["reason"]))
+    return lines
 
 
 def units_for(entry, card):
@@ -464,7 +578,8 @@ def _allowed(not_allowed, spec, raw_entry):
     return "; ".join(outside) if outside else None
 
 
-def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=None, groups=None, aggregates=None):
+def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=None, groups=None, aggregates=None,
+         profiles=None, profile_hosts=None):
     """The keeper's plan. ``functions``: the declaration; ``pools``: the pool settings; ``hosts``: inventory name
     to ``{placement_host, name_prefix, discovery, allowed_functions}``; ``providers``: placement_provider_info's
     providers of those hosts (with usages and allocations); ``not_allowed``: the allow-list check
@@ -474,7 +589,11 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
     ``actions`` (one per card to change, with the reason and the providers to drain with their generations),
     ``considered`` (cards looked at and not chosen, and why), ``declarations`` (per host with an action: the
     declaration for the converge role, naming by address every card that carries or gets a pool function),
-    ``hosts``, ``function_names``, ``lines`` and ``summary``."""
+    ``hosts``, ``function_names``, ``lines`` and ``summary``.
+
+    ``profiles`` (device_profile_info's, with ``check_candidates``): each unsatisfiable profile becomes a pool after
+    the declared ones (:func:`pools_from_profiles`, over ``profile_hosts``); the result's ``profiles`` says which
+    were served by a pool and which cannot be, and why."""
     if not isinstance(hosts, Mapping):
         raise PoolError("hosts: expected a mapping of inventory host to {placement_host, discovery}")
     _check_hosts(hosts)
@@ -485,6 +604,12 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
         raise PoolError(str(e))
     raws = dict((r["name"].lower(), r) for r in functions or [])
     by_name = dict((e["name"], e) for e in entries)
+    from_profiles = {"pools": [], "profiles": []}
+    if profiles is not None:
+        from_profiles = pools_from_profiles(profiles, entries, profile_hosts)
+        if not isinstance(pools, list):
+            raise PoolError("function_pools_pools: must be a list of pools, got %s" % type(pools).__name__)
+        pools = list(pools) + from_profiles["pools"]
     pools = validate_pools(pools, entries, margin, groups, aggregates, hosts)
     for pool in pools:
         missing = [h for h in pool["hosts"] if h not in hosts]
@@ -580,15 +705,22 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
                 fnames[spelling] = e["name"]
         elif e["kind"] == "vgpu":
             fnames[e["vgpu"]["type"]] = e["name"]
-    lines = [r["message"] for r in results] + ["  " + a["reason"] for a in actions]
+    lines = [r["message"] for r in results] + ["  " + a["reason"] for a in actions] + _profile_lines(
+        from_profiles["profiles"])
     summary = "%d pool(s): %d ok, %d to fill, %d cannot be met; %d card(s) on %d host(s) to change" % (
         len(results), sum(1 for r in results if r["status"] == "ok"),
         sum(1 for r in results if r["status"] == "will-meet"), sum(1 for r in results if r["status"] == "cannot-meet"),
         len(actions), len(set(a["host"] for a in actions)))
+    unsat = [p for p in from_profiles["profiles"] if p["status"] != "satisfiable"]
+    if unsat:
+        summary += "; %d unsatisfiable profile(s): %d kept by a pool, %d not servable" % (
+            len(unsat), sum(1 for p in unsat if p["status"] == "served"),
+            sum(1 for p in unsat if p["status"] == "not-servable"))
     drain = [dict(p, card=_card_key(a["host"], a["address"])) for a in actions for p in a["providers"]]
     return {"pools": results, "actions": actions, "considered": considered, "declarations": decls, "carrying": carrying,
             "drain": drain,
-            "hosts": sorted(decls), "function_names": fnames, "lines": lines, "summary": summary}
+            "hosts": sorted(decls), "function_names": fnames, "lines": lines, "summary": summary,
+            "profiles": from_profiles["profiles"]}
 
 
 def _max_text(pool, st):
@@ -705,7 +837,7 @@ def report(plan_result, providers, hosts, drain, converge, applied=True, fail_on
     planned card (``drain``: placement_provider_drain's result, ``converge``: inventory host -> its
     accelerator_host_report), the drains of this run to release (cards the converge did not take over: its host
     failed before draining, or it was not converged), and the failure when ``fail_on_shortfall`` and a pool stays
-    short."""
+    short or an unsatisfiable profile of the plan cannot be served by a pool."""
     _check_plan(plan_result, pools=True)
     converge = _check_converge(converge)
     if providers is not None:
@@ -768,8 +900,13 @@ def report(plan_result, providers, hosts, drain, converge, applied=True, fail_on
         lines.append("  %-13s %s %s -> %s: %s" % (o["outcome"], o["host"], o["address"], o["function"], o["why"]))
     for r in release:
         lines.append("  released     %s (drained by this run, not reprogrammed)" % r["name"])
+    unservable = [p for p in plan_result.get("profiles") or [] if p["status"] == "not-servable"]
+    lines.extend("profile %s: unsatisfiable and not servable by a pool: %s" % (p["name"], p["reason"])
+                 for p in unservable)
     short = [p for p in pools if p["shortfall"]]
     failure = None
-    if fail_on_shortfall and short:
-        failure = "function_pools: %s" % "; ".join("%s short by %d unit(s)" % (p["name"], p["shortfall"]) for p in short)
+    if fail_on_shortfall and (short or unservable):
+        failure = "function_pools: %s" % "; ".join(
+            ["%s short by %d unit(s)" % (p["name"], p["shortfall"]) for p in short]
+            + ["profile %s not servable" % p["name"] for p in unservable])
     return {"pools": pools, "actions": outcomes, "release": release, "lines": lines, "failure": failure}

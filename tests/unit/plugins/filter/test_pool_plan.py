@@ -431,3 +431,101 @@ def test_empty_drain_and_null_entries_are_still_accepted():
     rep = pool_report({"plan": data["plan"], "drain": None, "hosts": hosts, "providers": None, "apply": True,
                        "converge": {"h1": None}})
     assert [a["outcome"] for a in rep["actions"]] == ["not-converged", "not-converged"]
+
+
+# Unsatisfiable device profiles served as pools (issue 20): device_profile_info's profiles (check_candidates)
+def profile(name, *groups, **kw):
+    return dict({"name": name, "uuid": "uuid-" + name, "description": None, "groups": list(groups),
+                 "satisfiable": False, "candidates": {"count": 0, "hosts": [], "providers": []}}, **kw)
+
+
+def group(function=None, units="1", rc="FPGA", **traits):
+    g = {"resources:%s" % rc: units}
+    if function:
+        g["trait:CUSTOM_FUNCTION_%s" % function.upper()] = "required"
+    g.update(("trait:" + k, v) for k, v in traits.items())
+    return g
+
+
+def test_unsatisfiable_profiles_become_pools_of_the_units_they_ask_for():
+    profiles = [profile("fpga-gzip", group("gzip"), satisfiable=True,
+                        candidates={"count": 2, "hosts": ["h1"], "providers": ["h1_0000:01:00.0"]}),
+                profile("fpga-lz4-x2", group("lz4", units="2", CUSTOM_FPGA_INTEL="required"))]
+    out = _pools.pools_from_profiles(profiles, _pools.D.validate(FUNCTIONS), ["h1", "h2"])
+    # the satisfiable profile is left alone; the other asks for 2 units of lz4: min_free 2, margin 0
+    assert out["pools"] == [{"name": "profile:fpga-lz4-x2", "function": "lz4", "hosts": ["h1", "h2"], "min_free": 2,
+                             "margin": 0}]
+    assert [(p["name"], p["status"], p["pools"]) for p in out["profiles"]] == [
+        ("fpga-gzip", "satisfiable", []), ("fpga-lz4-x2", "served", ["profile:fpga-lz4-x2"])]
+    assert out["profiles"][1]["reason"] == "unsatisfiable: 2 unit(s) of lz4"
+
+
+def test_a_profile_asking_for_an_undeclared_function_is_not_servable_with_the_reason():
+    profiles = [profile("fpga-zstd", group("zstd")), profile("gpu-any", group(rc="VGPU")),
+                profile("two", group(None, CUSTOM_FUNCTION_GZIP="required", CUSTOM_FUNCTION_LZ4="required")),
+                profile("half", group("gzip"), group("zstd"))]
+    out = _pools.pools_from_profiles(profiles, _pools.D.validate(FUNCTIONS), "all")
+    assert out["pools"] == []
+    why = dict((p["name"], (p["status"], p["reason"])) for p in out["profiles"])
+    assert why["fpga-zstd"] == ("not-servable", "group 0 asks for CUSTOM_FUNCTION_ZSTD, which no entry of "
+                                "function_pools_functions provides (declared: CUSTOM_FUNCTION_GZIP, "
+                                "CUSTOM_FUNCTION_LZ4)")
+    assert why["gpu-any"][1].startswith("group 0 asks for no function (no trait:CUSTOM_FUNCTION_<NAME>: required)")
+    assert why["two"][1] == ("group 0 asks for CUSTOM_FUNCTION_GZIP, CUSTOM_FUNCTION_LZ4 together: a card carries "
+                             "one function")
+    # a profile is served whole or not at all: its gzip group alone would not make it satisfiable
+    assert why["half"] == ("not-servable", "group 1 asks for CUSTOM_FUNCTION_ZSTD, which no entry of "
+                           "function_pools_functions provides (declared: CUSTOM_FUNCTION_GZIP, CUSTOM_FUNCTION_LZ4)")
+
+
+def test_several_groups_one_pool_per_function_with_the_units_summed():
+    profiles = [profile("mixed", group("gzip", units="2"), group("lz4"), group("gzip"))]
+    out = _pools.pools_from_profiles(profiles, _pools.D.validate(FUNCTIONS), ["h1"])
+    assert [(p["name"], p["function"], p["min_free"]) for p in out["pools"]] == [
+        ("profile:mixed:gzip", "gzip", 3), ("profile:mixed:lz4", "lz4", 1)]
+    # a group naming several resource classes asks for the largest count
+    out = _pools.pools_from_profiles([profile("p", dict(group("gzip"), **{"resources:CUSTOM_X": "4"}))],
+                                     _pools.D.validate(FUNCTIONS), ["h1"])
+    assert out["pools"][0]["min_free"] == 4
+
+
+def test_the_keeper_serves_unsatisfiable_profiles_through_the_same_plan():
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP), fpga("0000:02:00.0")], "h2": [fpga("0000:01:00.0")]})
+    profiles = [profile("fpga-lz4", group("lz4")), profile("fpga-zstd", group("zstd")),
+                profile("fpga-gzip", group("gzip"), satisfiable=True)]
+    p = run([pool("gzip", ["h1", "h2"], 1)], hosts, provs, profiles=profiles, profile_hosts="pool_hosts",
+            groups={"pool_hosts": ["h1", "h2"]})
+    assert [(x["name"], x["min_free"], x["margin"], x["status"]) for x in p["pools"]] == [
+        ("gzip", 1, 1, "ok"), ("profile:fpga-lz4", 1, 0, "will-meet")]
+    assert chosen(p) == [("h1", "0000:02:00.0", "lz4", "load")]
+    assert p["summary"].endswith("1 card(s) on 1 host(s) to change; 2 unsatisfiable profile(s): 1 kept by a pool, "
+                                 "1 not servable")
+    assert "profile fpga-lz4: unsatisfiable: 1 unit(s) of lz4: kept by pool(s) profile:fpga-lz4" in p["lines"]
+    assert any(x.startswith("profile fpga-zstd: unsatisfiable and not servable by a pool: group 0 asks for "
+                            "CUSTOM_FUNCTION_ZSTD") for x in p["lines"])
+    # the report names the profile no pool can serve; with fail_on_shortfall the run fails for it
+    rep = pool_report({"plan": p, "providers": None, "hosts": hosts, "apply": False, "fail_on_shortfall": True})
+    assert rep["lines"][-1].startswith("profile fpga-zstd: unsatisfiable and not servable by a pool")
+    assert rep["failure"] == "function_pools: profile fpga-zstd not servable"
+    # without profiles (or with none unsatisfiable) the plan is what it was
+    p0 = run([pool("gzip", ["h1", "h2"], 1)], hosts, provs)
+    p1 = run([pool("gzip", ["h1", "h2"], 1)], hosts, provs, profiles=[], profile_hosts="pool_hosts")
+    assert p0["summary"] == p1["summary"] and p0["profiles"] == p1["profiles"] == []
+
+
+@pytest.mark.parametrize("profiles, hosts, msg", [
+    ([profile("p", group("gzip"))], None, r"function_pools_profiles: needs the hosts its pools count over"),
+    ("p", "all", r"function_pools_profiles: must be device_profile_info's profiles"),
+    ([dict(profile("p", group("gzip")), satisfiable=None)], "all",
+     r"function_pools_profiles\[0\] \(p\)\.satisfiable: must be true or false, got NoneType: read the profiles with "
+     r"accelops\.lifecycle\.device_profile_info and check_candidates: true"),
+    ([profile("p", ["resources:FPGA"])], "all", r"function_pools_profiles\[0\] \(p\)\.groups\[0\]: must be a request "
+                                                r"group in Cyborg's form"),
+    ([profile("p", group("gzip", units="one"))], "all",
+     r"function_pools_profiles\[0\] \(p\)\.groups\[0\]\.resources:FPGA: must be a whole number of units"),
+    ([profile("p", group("gzip")), profile("p", group("lz4"))], "all", r"function_pools_profiles\[1\]\.name: profile 'p' is given twice"),
+])
+def test_bad_profiles_are_refused_naming_the_path(profiles, hosts, msg):
+    h, provs = fleet({"h1": [fpga("0000:01:00.0")]})
+    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: " + msg):
+        run([], h, provs, profiles=profiles, profile_hosts=hosts, groups={"all": ["h1"]})

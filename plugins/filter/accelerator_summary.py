@@ -44,10 +44,41 @@ def _name(dev):
     return " ".join(str(n) for n in names if n)
 
 
-def _line(dev):
+def _expect(ok, where, form, value):
+    if not ok:
+        raise AnsibleFilterError("accelerator_summary: %s: expected %s, got %s" % (where, form, type(value).__name__))
+
+
+def _check_units(units, where):
+    _expect(not units or isinstance(units, list), where, "a list of units (mappings with kind, id, in_use) or null",
+            units)
+    for i, u in enumerate(units or []):
+        _expect(isinstance(u, dict), "%s[%d]" % (where, i), "a unit (a mapping with kind, id, in_use)", u)
+
+
+def _check(dev, index):
+    """AnsibleFilterError naming the record's key and the accepted form when a record has a shape the line
+    cannot be made from (only the keys the line reads are checked)."""
     if not isinstance(dev, dict):
         raise AnsibleFilterError("accelerator_summary expects a list of discovery records (dicts), got an item of "
                                  "type %s" % type(dev).__name__)
+    where = "accelerators[%d]" % index
+    _expect(not dev.get("driver") or isinstance(dev["driver"], str), where + ".driver", "a driver name (a string) "
+            "or null", dev.get("driver"))
+    _expect(not dev.get("function") or isinstance(dev["function"], dict), where + ".function",
+            "a mapping with id and name (the loaded function) or null", dev.get("function"))
+    for key in ("name", "id"):
+        value = (dev.get("function") or {}).get(key)
+        _expect(value is None or isinstance(value, (str, int, float)), "%s.function.%s" % (where, key),
+                "a string (or a number) or null", value)
+    _check_units(dev.get("units"), where + ".units")
+    if isinstance(dev.get("sriov"), dict):
+        _check_units(dev["sriov"].get("vf_units"), where + ".sriov.vf_units")
+    _expect(not dev.get("warnings") or isinstance(dev["warnings"], list), where + ".warnings",
+            "a list of warnings or null", dev.get("warnings"))
+
+
+def _line(dev):
     parts = ["%s %s %s" % (dev.get("address", "?"), dev.get("family", "?"), _name(dev))]
     parts.append("driver=%s" % (dev.get("driver") or "none"))
     function = dev.get("function") or {}
@@ -70,6 +101,8 @@ def accelerator_summary(accelerators):
     if not isinstance(accelerators, list):
         raise AnsibleFilterError("accelerator_summary expects the accelerators list of a discovery result, got %s"
                                  % type(accelerators).__name__)
+    for index, dev in enumerate(accelerators):
+        _check(dev, index)
     return [_line(dev) for dev in accelerators]
 
 

@@ -149,10 +149,80 @@ def _placement_line(drained, undrained, pre_drained, counts):
     return line
 
 
-def converge_report(data):
+def _expect(ok, where, form, value):
+    if not ok:
+        raise AnsibleFilterError("converge_report: %s: expected %s, got %s" % (where, form, type(value).__name__))
+
+
+def _strings(value, where, what):
+    """A list of strings (or null); ``what`` says what they are."""
+    _expect(not value or isinstance(value, (list, tuple)), where, "a list of strings (%s) or null" % what, value)
+    for i, item in enumerate(value or []):
+        _expect(isinstance(item, str), "%s[%d]" % (where, i), "a string (%s)" % what, item)
+
+
+def _by_address(value, where, form, entry=None):
+    """A mapping of card address to an entry (a mapping, or null, when ``entry`` names its form)."""
+    _expect(not value or isinstance(value, Mapping), where, "a mapping of card address to %s, or null" % form,
+            value)
+    for address, item in (value or {}).items() if entry else ():
+        _expect(item is None or isinstance(item, Mapping), "%s.%s" % (where, address), entry + ", or null", item)
+
+
+def check_recorded(data):
+    """AnsibleFilterError, naming the key and the accepted form, when what the run recorded does not have the shape
+    the report reads (the role's variables: see the option's description). Only the keys read are checked."""
     if not isinstance(data, Mapping):
         raise AnsibleFilterError("converge_report expects a dictionary of what the run recorded, got %s"
                                  % type(data).__name__)
+    _by_address(data.get("planned"), "planned", "the programming module's plan (check-mode result)",
+                "a module result (a mapping with changed, failed, msg, steps)")
+    for address, plan in (data.get("planned") or {}).items():
+        _expect((plan or {}).get("steps") is None or isinstance(plan["steps"], (list, tuple)),
+                "planned.%s.steps" % address, "a list of steps or null", (plan or {}).get("steps"))
+    _by_address(data.get("applied"), "applied", "the programming module's result",
+                "a module result (a mapping with failed, msg, state, applied)")
+    for address, result in (data.get("applied") or {}).items():
+        _strings((result or {}).get("applied"), "applied.%s.applied" % address, "the steps done")
+        _expect(not (result or {}).get("state") or isinstance(result["state"], str), "applied.%s.state" % address,
+                "a string (where the host is after a failure) or null", (result or {}).get("state"))
+    _by_address(data.get("verify"), "verify", "whether discovery shows the change")
+    for key in ("drained", "kept_drained"):
+        _strings(data.get(key), key, "card addresses")
+    _strings(data.get("drift"), "drift", "drift items")
+    _strings(data.get("problems"), "problems", "the declaration's problems")
+    _expect(not data.get("error") or isinstance(data["error"], str), "error", "a string (why the run failed) or null",
+            data.get("error"))
+    cards = data.get("cards")
+    _expect(not cards or isinstance(cards, (list, tuple)), "cards", "a list of the role's card records or null",
+            cards)
+    for i, c in enumerate(cards or []):
+        where = "cards[%d]" % i
+        _expect(isinstance(c, Mapping), where, "a card record (a mapping with address, function, kind, status, "
+                                               "reason, loaded, module, in_use_by)", c)
+        _expect(isinstance(c.get("address"), str), where + ".address", "a PCI address string", c.get("address"))
+        for key, form in (("reason", "a string or null"), ("module", "a module name (a string) or null"),
+                          ("loaded", "the loaded function's id (a string or a number) or null")):
+            _expect(not c.get(key) or isinstance(c[key], str) or (key == "loaded" and isinstance(c[key], (int, float))),
+                    "%s.%s" % (where, key), form, c.get(key))
+        _strings(c.get("in_use_by"), where + ".in_use_by", "in-use evidence")
+    share = data.get("placement_share")
+    if data.get("reported") and isinstance(share, Mapping):
+        _expect(not share.get("summary") or isinstance(share["summary"], Mapping), "placement_share.summary",
+                "a mapping of report action to count, or null", share.get("summary"))
+        drained = share.get("drained")
+        _expect(not drained or isinstance(drained, (list, tuple)), "placement_share.drained",
+                "a list of drained providers (mappings with name and address) or null", drained)
+        for i, p in enumerate(drained or []):
+            where = "placement_share.drained[%d]" % i
+            _expect(isinstance(p, Mapping), where, "a provider (a mapping with name and address)", p)
+            _expect(isinstance(p.get("name"), str), where + ".name", "the provider's name (a string)", p.get("name"))
+            _expect(not p.get("address") or isinstance(p["address"], str), where + ".address",
+                    "a string or null", p.get("address"))
+
+
+def converge_report(data):
+    check_recorded(data)
     plan_only = bool(data.get("plan_only"))
     planned = data.get("planned") or {}
     applied = data.get("applied") or {}

@@ -410,11 +410,128 @@ def _placement(data):
     return providers, errors
 
 
+# -- the input's shape, checked once (AnsibleFilterError naming the path and the accepted form) -------------------
+def _expect(ok, where, form, value):
+    if not ok:
+        raise AnsibleFilterError("fleet_report: %s: expected %s, got %s" % (where, form, type(value).__name__))
+
+
+def _list(value, where, what):
+    """A list (or null: empty); ``what`` names its items."""
+    _expect(not value or isinstance(value, (list, tuple)), where, "a list of %s, or null" % what, value)
+    return value or []
+
+
+def _map(value, where, form):
+    """A mapping (or null: empty)."""
+    _expect(not value or isinstance(value, Mapping), where, "%s, or null" % form, value)
+    return value or {}
+
+
+def _strings(value, where, what):
+    """A list of strings (or null); ``what`` says what they are."""
+    _expect(not value or isinstance(value, (list, tuple)), where, "a list of strings (%s) or null" % what, value)
+    for i, item in enumerate(value or []):
+        _expect(isinstance(item, str), "%s[%d]" % (where, i), "a string (%s)" % what, item)
+
+
+def _string(value, where, form="a string"):
+    _expect(value is None or isinstance(value, str), where, form + " or null", value)
+
+
+def _check_units(units, where):
+    for i, u in enumerate(_list(units, where, "units (mappings with kind, id, in_use, in_use_by)")):
+        at = "%s[%d]" % (where, i)
+        _expect(isinstance(u, Mapping), at, "a unit (a mapping with kind, id, in_use, in_use_by)", u)
+        for j, who in enumerate(_list(u.get("in_use_by"), at + ".in_use_by", "in-use evidence (mappings)")):
+            _expect(isinstance(who, Mapping), "%s.in_use_by[%d]" % (at, j), "a mapping with kind and name", who)
+
+
+def _check_discovery(discovery, where):
+    """The records of a discovery result the report reads (records that are not mappings are skipped, as before)."""
+    if not isinstance(discovery, Mapping) or not isinstance(discovery.get("accelerators"), list):
+        return
+    for i, rec in enumerate(discovery["accelerators"]):
+        if not isinstance(rec, Mapping):
+            continue
+        at = "%s.discovery.accelerators[%d]" % (where, i)
+        _expect(isinstance(rec.get("address"), str), at + ".address", "a PCI address string", rec.get("address"))
+        _string(rec.get("physfn"), at + ".physfn", "its PF's PCI address (a string)")
+        fn = _map(rec.get("function"), at + ".function", "a mapping with id, name, trait (the loaded function)")
+        _string(fn.get("trait"), at + ".function.trait")
+        _map(rec.get("fpga"), at + ".fpga", "a mapping with vendor")
+        _check_units(rec.get("units"), at + ".units")
+        sriov = _map(rec.get("sriov"), at + ".sriov", "a mapping with vfs and vf_units")
+        _strings(sriov.get("vfs"), at + ".sriov.vfs", "its VFs' PCI addresses")
+        _check_units(sriov.get("vf_units"), at + ".sriov.vf_units")
+
+
+def _check_providers(providers, where):
+    for i, p in enumerate(_list(providers, where, "providers")):
+        if isinstance(p, Mapping):      # (one that is not is refused by _placement)
+            _check_provider(p, "%s[%d]" % (where, i))
+
+
+def _check_provider(p, where):
+    _string(p.get("name"), where + ".name")
+    _string(p.get("host"), where + ".host", "the compute node's name (a string)")
+    _strings(p.get("traits"), where + ".traits", "trait names")
+    for key, form in (("inventories", "a mapping of resource class to inventory (a mapping with total, reserved)"),
+                      ("usages", "a mapping of resource class to units used"),
+                      ("allocations", "a mapping of consumer to allocation (a mapping with resources)")):
+        for k, v in _map(p.get(key), "%s.%s" % (where, key), form).items():
+            _expect(isinstance(k, str), "%s.%s key %r" % (where, key, k), "a string", k)
+            if key == "inventories":
+                _expect(isinstance(v, Mapping), "%s.%s.%s" % (where, key, k),
+                        "an inventory (a mapping with total, reserved)", v)
+            elif key == "allocations":
+                res = _map(v, "%s.%s.%s" % (where, key, k), "an allocation (a mapping with resources)").get("resources")
+                for rc in _map(res, "%s.%s.%s.resources" % (where, key, k), "a mapping of resource class to units"):
+                    _expect(isinstance(rc, str), "%s.%s.%s.resources key %r" % (where, key, k, rc), "a string", rc)
+
+
+def _check_input(data, hosts):
+    """The keys fleet_report reads, beyond what _hosts and _placement check: see the option's description."""
+    _check_providers(data.get("providers"), "providers")
+    for h in _map(data.get("placement_errors"), "placement_errors",
+                  "a mapping of host to why its providers could not be read"):
+        _expect(isinstance(h, str), "placement_errors key %r" % (h,), "a host name (a string)", h)
+    for i, r in enumerate(_list(data.get("placement"), "placement", "placement_provider_info results")):
+        where = "placement[%d]" % i
+        if not isinstance(r, Mapping) or r.get("skipped"):
+            continue
+        if isinstance(r.get("providers"), list):
+            _check_providers(r["providers"], where + ".providers")
+            continue
+        if not isinstance(r.get("item"), str):
+            args = _map(_map(r.get("invocation"), where + ".invocation", "a mapping with module_args")
+                        .get("module_args"), where + ".invocation.module_args", "a mapping with hosts")
+            _strings(args.get("hosts"), where + ".invocation.module_args.hosts", "host names")
+    for i, h in enumerate(hosts):
+        where = "hosts[%d]" % i
+        _expect(isinstance(h["name"], str), where + ".name", "a host name (a string)", h["name"])
+        _string(h.get("placement_host"), where + ".placement_host", "its compute node provider's name (a string)")
+        _list(h.get("functions"), where + ".functions", "declared functions")
+        _check_discovery(h.get("discovery"), where)
+    for i, p in enumerate(_list(data.get("profiles"), "profiles", "device profiles")):
+        if not isinstance(p, Mapping):
+            continue
+        where = "profiles[%d]" % i
+        if isinstance(p.get("candidates"), Mapping):
+            _strings(p["candidates"].get("hosts"), where + ".candidates.hosts", "host names")
+        for j, g in enumerate(_list(p.get("groups"), where + ".groups", "request groups")):
+            for k in g if isinstance(g, Mapping) else ():
+                _expect(isinstance(k, str), "%s.groups[%d] key %r" % (where, j, k),
+                        "a string (resources:<CLASS> or trait:<TRAIT>)", k)
+
+
 def fleet_report(data):
     if not isinstance(data, Mapping):
         raise AnsibleFilterError("fleet_report expects a dictionary (hosts, providers, profiles), got %s"
                                  % type(data).__name__)
+    _list(data.get("names"), "names", "host names (one per item of hosts)")
     hosts_in = _hosts(data.get("hosts"), data.get("names"))
+    _check_input(data, hosts_in)
     providers, placement_errors = _placement(data)
     declared, discovered = _function_labels(hosts_in)
 

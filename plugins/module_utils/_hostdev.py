@@ -217,6 +217,9 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
 
 
 def _unit_from_dict(unit, record, where):
+    if unit.get("in_use_by") and not isinstance(unit["in_use_by"], list):
+        raise HostdevError("%s: in_use_by: expected a list of in-use evidence or null, got %s"
+                           % (where, _describe(unit["in_use_by"])))
     kind = unit.get("kind")
     if kind not in KINDS:
         raise HostdevError("%s: kind %r is not a unit kind; expected one of %s" % (where, kind, ", ".join(KINDS)))
@@ -230,7 +233,34 @@ def _unit_from_dict(unit, record, where):
     return _hostdev_unit(kind, uid, address, record, unit)
 
 
-def _units_of_record(record, where):
+def _check_record(record, fallback):
+    """The record's name in messages (``record <address>``), after checking the keys a unit is made from:
+    HostdevError naming the key and the accepted form."""
+    address = record.get("address")
+    if address is not None and not isinstance(address, str):
+        raise HostdevError("record%s: address: expected %s or null, got %s"
+                           % ("" if fallback is None else " %s" % fallback, PCI_FORM, _describe(address)))
+    where = "record %s" % (record.get("address", fallback),)
+    sriov = record.get("sriov")
+    if sriov and not isinstance(sriov, dict):
+        raise HostdevError("%s: sriov: expected a mapping (with numvfs) or null, got %s" % (where, _describe(sriov)))
+    numvfs = (sriov or {}).get("numvfs")
+    if numvfs is not None and (isinstance(numvfs, bool) or not isinstance(numvfs, int)):
+        raise HostdevError("%s: sriov.numvfs: expected a whole number or null, got %s" % (where, _describe(numvfs)))
+    gpu = record.get("gpu")
+    vgpu = gpu.get("vgpu") if isinstance(gpu, dict) else None
+    if vgpu and not isinstance(vgpu, dict):
+        raise HostdevError("%s: gpu.vgpu: expected a mapping (with current_type) or null, got %s"
+                           % (where, _describe(vgpu)))
+    current = (vgpu or {}).get("current_type")
+    if current and not isinstance(current, dict):
+        raise HostdevError("%s: gpu.vgpu.current_type: expected a mapping (with id) or null, got %s"
+                           % (where, _describe(current)))
+    return where
+
+
+def _units_of_record(record, fallback):
+    where = _check_record(record, fallback)
     units = record.get("units")
     if not isinstance(units, list):
         raise HostdevError("%s: units must be a list of units, got %s" % (where, type(units).__name__))
@@ -273,7 +303,7 @@ def collect_units(data, assignable_only=False):
     elif is_unit(data):
         items = [_unit_from_dict(data, None, "unit")]
     elif isinstance(data, dict) and "units" in data:
-        items = _units_of_record(data, "record %s" % data.get("address"))
+        items = _units_of_record(data, None)
     elif isinstance(data, dict) and "accelerators" in data:
         if not isinstance(data["accelerators"], list):
             raise HostdevError("accelerators must be a list of discovery records, got %s"
@@ -287,7 +317,7 @@ def collect_units(data, assignable_only=False):
             elif is_unit(item):
                 items.append(_unit_from_dict(item, None, "item %d" % index))
             elif isinstance(item, dict) and "units" in item:
-                items.extend(_units_of_record(item, "record %s" % item.get("address", index)))
+                items.extend(_units_of_record(item, index))
             else:
                 raise HostdevError("item %d: expected a discovery record (with units), a unit (with kind and id), "
                                    "a PCI address or an mdev UUID; got %s" % (index, _describe(item)))

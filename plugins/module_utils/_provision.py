@@ -61,6 +61,92 @@ def function_kinds(functions):
     return out
 
 
+# -- the input's shape, checked once before the choice (a wrong shape is a ProvisionInputError naming the path) --
+PROFILE_FORM = "a device profile (a mapping with name and groups, as device_profile_info returns it)"
+RECORD_FORM = "an accelerator_info record (a mapping with address, family, function, units)"
+
+
+def _type(value):
+    return type(value).__name__
+
+
+def _expect(ok, where, form, value):
+    if not ok:
+        raise ProvisionInputError("%s: expected %s, got %s" % (where, form, _type(value)))
+
+
+def _mapping(value, where, form, optional=True):
+    _expect(isinstance(value, dict) or (optional and value is None), where, form + (" or null" if optional else ""),
+            value)
+    return value or {}
+
+
+def _list(value, where, form):
+    _expect(isinstance(value, (list, tuple)) or value is None, where, "a list of %s (or null)" % form, value)
+    return value or []
+
+
+def _check_units(units, where):
+    for i, u in enumerate(_list(units, where, "units (mappings with kind, id, in_use, in_use_by)")):
+        at = "%s[%d]" % (where, i)
+        _mapping(u, at, "a unit (a mapping with kind, id, in_use, in_use_by)", optional=False)
+        for j, b in enumerate(_list(u.get("in_use_by"), at + ".in_use_by", "mappings with kind and name")):
+            _mapping(b, "%s.in_use_by[%d]" % (at, j), "a mapping with kind and name", optional=False)
+
+
+def _check_record(rec, where):
+    _mapping(rec, where, RECORD_FORM, optional=False)
+    _expect(isinstance(rec.get("address"), str), where + ".address", "a PCI address string", rec.get("address"))
+    _mapping(rec.get("function"), where + ".function", "a mapping with id and name")
+    _check_units(rec.get("units"), where + ".units")
+    sriov = _mapping(rec.get("sriov"), where + ".sriov", "a mapping with vf_units")
+    _check_units(sriov.get("vf_units"), where + ".sriov.vf_units")
+    gpu = _mapping(rec.get("gpu"), where + ".gpu", "a mapping with mdev_types and vgpu_vfs")
+    for i, t in enumerate(_list(gpu.get("mdev_types"), where + ".gpu.mdev_types", "mappings with id")):
+        _mapping(t, "%s.gpu.mdev_types[%d]" % (where, i), "a mapping with id", optional=False)
+    for i, vf in enumerate(_list(gpu.get("vgpu_vfs"), where + ".gpu.vgpu_vfs", "mappings with creatable_types")):
+        at = "%s.gpu.vgpu_vfs[%d]" % (where, i)
+        _mapping(vf, at, "a mapping with creatable_types and current_type", optional=False)
+        for j, t in enumerate(_list(vf.get("creatable_types"), at + ".creatable_types", "mappings with id")):
+            _mapping(t, "%s.creatable_types[%d]" % (at, j), "a mapping with id", optional=False)
+        _mapping(vf.get("current_type"), at + ".current_type", "a mapping with id")
+
+
+def check_input(profiles, hosts, providers):
+    """Raise ProvisionInputError, naming the path and the accepted form, on input whose shape the choice cannot
+    read: profiles (device_profile_info's entries), hosts (name -> accelerator_info result or its records) and
+    providers (placement_provider_info's). Only the keys the choice reads are checked."""
+    for i, prof in enumerate(_list(profiles, "profiles", "device profiles")):
+        where = "profiles[%d]" % i
+        _mapping(prof, where, PROFILE_FORM, optional=False)
+        _expect(prof.get("name") is None or isinstance(prof.get("name"), str), where + ".name", "a string",
+                prof.get("name"))
+        for j, g in enumerate(_list(prof.get("groups"), where + ".groups", "request groups")):
+            at = "%s.groups[%d]" % (where, j)
+            _mapping(g, at, "a request group (a mapping of resources:<CLASS> and trait:<TRAIT> to strings)",
+                     optional=False)
+            for k, v in g.items():
+                _expect(isinstance(k, str), "%s key %r" % (at, k), "a string (resources:<CLASS> or trait:<TRAIT>)",
+                        k)
+                if k.startswith("resources:"):
+                    _expect(isinstance(v, (str, int)) and not isinstance(v, bool), "%s.%s" % (at, k),
+                            "a count (a string or a whole number)", v)
+    _expect(isinstance(hosts, dict), "hosts", "a mapping of host name to its accelerator_info result", hosts)
+    for host, discovery in hosts.items():
+        _expect(isinstance(host, str), "hosts key %r" % (host,), "a host name (a string)", host)
+        where = "hosts.%s" % host
+        if isinstance(discovery, dict):
+            where += ".accelerators"
+            discovery = discovery.get("accelerators")
+        for i, rec in enumerate(_list(discovery, where, "accelerator_info records")):
+            _check_record(rec, "%s[%d]" % (where, i))
+    for i, p in enumerate(_list(providers, "providers", "Placement providers")):
+        where = "providers[%d]" % i
+        _mapping(p, where, "a provider (a mapping with name, in_use, allocations), as placement_provider_info "
+                           "returns it", optional=False)
+        _expect(not p.get("name") or isinstance(p.get("name"), str), where + ".name", "a string", p.get("name"))
+
+
 def _records(discovery):
     if isinstance(discovery, dict):
         return discovery.get("accelerators") or []
@@ -158,6 +244,7 @@ def plan(profiles, functions, hosts, providers=None):
     ``unplaceable`` says why a profile gets nothing; ``considered`` lists the cards looked at and why those not
     chosen were not."""
     fns = function_kinds(functions)
+    check_input(profiles, hosts, providers)
     providers = providers or []
     taken = set()
     changes = dict((h, 0) for h in hosts)

@@ -478,11 +478,7 @@ def resolve(functions, discovery, validated=False):
                 "placement": entry["placement"],
                 "nova": entry["nova"],
             })
-        if entry["kind"] == "fpga":
-            function_names[_function_id(entry["fpga"]["function_id"])] = entry["name"]
-            function_names[entry["fpga"]["function_id"]] = entry["name"]
-        elif entry["kind"] == "vgpu":
-            function_names[entry["vgpu"]["type"]] = entry["name"]
+        function_names.update(entry_function_names(entry))
         summary[entry["name"]] = {
             "kind": entry["kind"],
             "cards": [c["address"] for c, _w in chosen],
@@ -490,6 +486,17 @@ def resolve(functions, discovery, validated=False):
             "blocked": [a["address"] for a in assignments if a["function"] == entry["name"] and a["blocked"]],
         }
     return {"assignments": assignments, "problems": problems, "function_names": function_names, "summary": summary}
+
+
+def entry_function_names(entry):
+    """``{function id or vGPU type: entry name}`` for a validated entry, every spelling of the id a card or
+    Placement may show (Placement's function_names)."""
+    if entry["kind"] == "fpga":
+        fid = entry["fpga"]["function_id"]
+        return {_function_id(fid): entry["name"], fid: entry["name"]}
+    if entry["kind"] == "vgpu":
+        return {entry["vgpu"]["type"]: entry["name"]}
+    return {}
 
 
 def _describe_match(match):

@@ -699,12 +699,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
     decls = declarations(actions, carrying, functions)
     fnames = {}
     for e in entries:
-        if e["kind"] == "fpga":
-            fid = e["fpga"]["function_id"]
-            for spelling in (fid, fid.replace("-", "").lower()):
-                fnames[spelling] = e["name"]
-        elif e["kind"] == "vgpu":
-            fnames[e["vgpu"]["type"]] = e["name"]
+        fnames.update(D.entry_function_names(e))
     lines = [r["message"] for r in results] + ["  " + a["reason"] for a in actions] + _profile_lines(
         from_profiles["profiles"])
     summary = "%d pool(s): %d ok, %d to fill, %d cannot be met; %d card(s) on %d host(s) to change" % (

@@ -166,18 +166,18 @@ def main():
                 out_size[name] = len(p.stdout)
                 res = json.loads(p.stdout)
                 assert not res.get("failed"), res
-                assert res["host"]["vf_detail"] == options.get("vf_detail", "full"), res["host"]
+                assert res["host"]["vf_detail"] == options.get("vf_detail", "summary"), res["host"]
                 return cpu
             return run_module
 
         # option sets whose result size is reported (in-process, the module's result keys)
         size_sets = [
-            ("defaults (accelerators only, `vf_detail: full`)", {}),
-            ("`vf_detail: summary`", {"vf_detail": "summary"}),
-            ("`include_all: true`", {"include_all": True}),
-            ("`include_all: true`, `vf_detail: summary`", {"include_all": True, "vf_detail": "summary"}),
+            ("defaults (accelerators only, `vf_detail: summary`)", {"vf_detail": "summary"}),
+            ("`vf_detail: full`", {"vf_detail": "full"}),
+            ("`include_all: true`", {"include_all": True, "vf_detail": "summary"}),
+            ("`include_all: true`, `vf_detail: full`", {"include_all": True, "vf_detail": "full"}),
             ("`families: [gpu, fpga, qat]`", {"families": ["gpu", "fpga", "qat"]}),
-            ("`families: [nic]`, `vf_detail: summary`", {"families": ["nic"], "vf_detail": "summary"}),
+            ("`families: [nic]`", {"families": ["nic"], "vf_detail": "summary"}),
         ]
         sizes = []
         for label, kw in size_sets:
@@ -186,7 +186,8 @@ def main():
                    "host": res["host"]}
             c, v = shape(out)
             sizes.append((label, len(res["accelerators"]), len(json.dumps(out)), c, v))
-        records = len(discover(Sysfs(dest), include_all=True, nvidia_smi="never")["accelerators"])
+        records = len(discover(Sysfs(dest), include_all=True, nvidia_smi="never", vf_detail="full")["accelerators"])
+        full_accel = sizes[1][1]
         accel = sizes[0][1]
         srecords = discover(Sysfs(dest), include_all=True, nvidia_smi="never", vf_detail="summary")["accelerators"]
         folded = sum(1 for r in srecords for u in (r["sriov"] or {}).get("vf_units") or [] if u["kind"] == "vf")
@@ -197,18 +198,22 @@ def main():
         items = [
             ("lspci `-nn` (numbers and names from pci.ids)", child_cpu(lspci_cmd), args.repeat),
             ("lspci `-n` (numbers only; reference)", child_cpu(lspci_n_cmd), args.repeat),
-            ("discovery in-process, defaults (accelerators only, %d records)" % accel, in_process(), args.repeat),
-            ("discovery in-process, include_all (%d records)" % records, in_process(include_all=True), args.repeat),
-            ("discovery in-process, include_all, `vf_detail: summary` (%d records, %d VFs folded)" % (
-                len(srecords), folded), in_process(include_all=True, vf_detail="summary"), args.repeat),
+            ("discovery in-process, the module's defaults (accelerators only, `vf_detail: summary`, %d records)"
+             % accel, in_process(vf_detail="summary"), args.repeat),
+            ("discovery in-process, `vf_detail: full` (%d records)" % full_accel, in_process(vf_detail="full"),
+             args.repeat),
+            ("discovery in-process, include_all, `vf_detail: full` (%d records)" % records,
+             in_process(include_all=True, vf_detail="full"), args.repeat),
+            ("discovery in-process, include_all (%d records, %d VFs folded)" % (len(srecords), folded),
+             in_process(include_all=True, vf_detail="summary"), args.repeat),
         ]
         calls = []
         if not args.no_module:
-            calls = [("default", "module call, default options (accelerators only, `vf_detail: full`)", {}),
-                     ("summary", "module call, `vf_detail: summary`", {"vf_detail": "summary"}),
-                     ("all-full", "module call, include_all, `vf_detail: full`", {"include_all": True}),
-                     ("all-summary", "module call, include_all, `vf_detail: summary`",
-                      {"include_all": True, "vf_detail": "summary"})]
+            calls = [("default", "module call, default options (accelerators only, `vf_detail: summary`)", {}),
+                     ("full", "module call, `vf_detail: full`", {"vf_detail": "full"}),
+                     ("all-full", "module call, include_all, `vf_detail: full`",
+                      {"include_all": True, "vf_detail": "full"}),
+                     ("all-summary", "module call, include_all", {"include_all": True})]
             items += [(name, module_call(name, **options), mrep) for name, _label, options in calls]
         rows = interleaved(items, args.repeat)
         labels = dict((name, "%s (%d kB JSON)" % (label, out_size[name] // 1024)) for name, label, _o in calls)

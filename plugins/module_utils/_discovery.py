@@ -215,9 +215,12 @@ def _vfio_cdev(func):
     return names[0] if names else None
 
 
-def _describe(func, driver, ctx):
-    """The driver's description of ``func`` (never raises: a failure is a warning on the function)."""
+def _describe(func, driver, ctx, folded=False):
+    """The driver's description of ``func``, or with ``folded`` what a VF folded into its PF's record needs
+    (never raises: a failure is a warning on the function)."""
     try:
+        if folded:
+            return driver.describe_folded_vf(func, ctx) or {}
         return driver.describe(func, ctx) or {}
     except Exception as e:  # a driver bug or a tree it did not expect: keep the identity
         func.warn("driver %s could not describe this function: %s: %s" % (driver.name, type(e).__name__, e))
@@ -297,7 +300,7 @@ def vf_units(func, driver, ctx):
     first, then e.g. mdevs on it), each with the VF's ``vf_index``, ``driver``, ``mac`` and
     ``netdev``. Reads only what that needs (no identity attributes). Never raises."""
     try:
-        extra = _describe(func, driver, ctx)
+        extra = _describe(func, driver, ctx, folded=True)
         nic = extra.get("nic") or {}
         ifs = nic.get("interfaces") or []
         more = {"vf_index": ctx.scan.vf_index(func), "driver": func.driver, "mac": nic.get("mac"),

@@ -261,6 +261,10 @@ def _check_record(record, fallback):
 
 def _units_of_record(record, fallback):
     where = _check_record(record, fallback)
+    if (record.get("sriov") or {}).get("vf_units"):
+        # a VF's snippet needs its own record (group members, vGPU type); refusing beats dropping its VFs silently
+        raise HostdevError("%s: its VFs are folded into sriov.vf_units (accelerator_info with vf_detail: summary, the "
+                           "default); snippets need a record per VF: discover with vf_detail: full" % where)
     units = record.get("units")
     if not isinstance(units, list):
         raise HostdevError("%s: units must be a list of units, got %s" % (where, type(units).__name__))

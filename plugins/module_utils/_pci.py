@@ -36,8 +36,10 @@ _CANONICAL_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z")
 
 # What the first pass reads of every function (besides uevent), and what identity() reads of a reported one.
 _SCAN_LINKS = ("driver", "iommu_group", "physfn")
-_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed", "sriov_totalvfs",
-                   "local_cpulist")
+_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed", "sriov_totalvfs")
+# The kernel shows the sriov_* attributes only on a physical function (sriov_attrs_are_visible): a VF's
+# identity does not try them.
+_VF_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed")
 _SUBSYSTEM_ATTRS = ("subsystem_vendor", "subsystem_device")
 _LINK_ATTRS = ("current_link_width", "max_link_speed", "max_link_width")
 _SRIOV_ATTRS = ("sriov_numvfs", "sriov_vf_device")
@@ -87,9 +89,9 @@ class PciFunction(object):
     """One PCI function: what the first pass read, plus lazily read identity details."""
 
     __slots__ = ("address", "real", "vendor_id", "device_id", "class_id", "driver", "iommu_group",
-                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs", "_vf_pos")
+                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs", "_vf_pos", "_cpulists")
 
-    def __init__(self, address, real):
+    def __init__(self, address, real, cpulists=None):
         self.address = address
         self.real = real  # machine path of the device directory (through the bus symlink)
         self.vendor_id = None
@@ -104,6 +106,9 @@ class PciFunction(object):
         self._identity = None
         self.vfs = None
         self._vf_pos = None
+        # local_cpulist read so far in this scan, by (numa_node text, domain:bus): the kernel prints the CPUs of
+        # the function's NUMA node (or, without CONFIG_NUMA, of its bus), so the functions sharing both share it
+        self._cpulists = {} if cpulists is None else cpulists
 
     def __repr__(self):
         return "PciFunction(%s %s:%s class %s driver %s)" % (
@@ -159,8 +164,17 @@ class PciFunction(object):
             return self._identity
         base = self.real + "/"
         warn = self._warn_err
-        (rev, erev), (override, eovr), (numa, enuma), (speed, espeed), (total, etotal), (cpus, ecpus) = \
-            read_attrs_real(base, _IDENTITY_ATTRS)
+        if self.physfn:
+            (rev, erev), (override, eovr), (numa, enuma), (speed, espeed) = read_attrs_real(base, _VF_IDENTITY_ATTRS)
+            total = etotal = None
+        else:
+            (rev, erev), (override, eovr), (numa, enuma), (speed, espeed), (total, etotal) = \
+                read_attrs_real(base, _IDENTITY_ATTRS)
+        cpus_key = (numa, enuma, self.address[:-5])
+        cpus_read = self._cpulists.get(cpus_key)
+        if cpus_read is None:
+            cpus_read = self._cpulists[cpus_key] = read_attr_real(base + "local_cpulist")
+        cpus, ecpus = cpus_read
         if erev is not None:
             warn("revision", erev)
         rev = _hexattr(rev, 2)
@@ -357,13 +371,14 @@ def scan(sysfs):
     functions = {}
     groups = {}
     memo = {}
+    cpulists = {}
     for name in names:
         address = normalize_address(name)
         if address is None or address != name:
             warnings.append("%s/%s: not a PCI address, skipped" % (DEVICES, name))
             continue
         real = base + "/" + name
-        f = PciFunction(address, real)
+        f = PciFunction(address, real, cpulists)
         if not _from_uevent(f, real, memo):
             vendor, verr = read_attr_real(real + "/vendor")
             device, derr = read_attr_real(real + "/device")

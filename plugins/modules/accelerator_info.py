@@ -98,11 +98,15 @@ options:
         and the in-use evidence); its warnings go to the PF record, prefixed with its address. A VF whose PF
         is not reported (filtered out) is still a full record.
       - V(summary) reads and returns far less on hosts with thousands of VFs (a result about a quarter of the
-        size). Placement reporting (M(accelops.lifecycle.placement_provider_tree)) gives the same providers
-        either way, since the PF record holds the VF counts and vGPU types.
+        size, the module call about half the time). Placement reporting
+        (M(accelops.lifecycle.placement_provider_tree)), the declaration filters, the pools and the fleet report
+        give the same results either way, since the PF record holds the VF counts, units and vGPU types.
+      - The P(accelops.lifecycle.hostdev_units#filter) filter needs V(full), since a VF's snippet is made from its own
+        record. The collection's roles ask for V(full).
+      - Earlier development versions defaulted to V(full).
     type: str
     choices: [full, summary]
-    default: full
+    default: summary
   publish_facts:
     description:
       - Also return the records as C(ansible_facts.accelerators), for later plays and roles.
@@ -360,7 +364,7 @@ def run_module():
             nvidia_smi=dict(type="str", default="auto"),
             pci_ids_path=dict(type="path"),
             publish_facts=dict(type="bool", default=False),
-            vf_detail=dict(type="str", default="full", choices=["full", "summary"]),
+            vf_detail=dict(type="str", default="summary", choices=["full", "summary"]),
         ),
         paths=("libvirt_run_dir", "nvidia_smi"),
         supports_check_mode=True,

@@ -70,6 +70,12 @@ class Driver(object):
         function itself), and the family section (``gpu``, ``fpga``, ``qat``, ``nic``)."""
         return {}
 
+    def describe_folded_vf(self, func, ctx):
+        """What ``vf_detail: summary`` keeps of a VF folded into its PF's record: ``unit_type``, ``units`` and,
+        for a NIC, ``nic.mac`` and the first of ``nic.interfaces`` (its ``name``). A driver that can read less
+        for that than for a record overrides it."""
+        return self.describe(func, ctx)
+
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):
         """Return the ordered list of steps that would turn ``record`` into ``desired``."""

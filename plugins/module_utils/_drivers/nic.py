@@ -17,7 +17,7 @@ import errno
 import os
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, listdir_real
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attrs_real
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attr_real, read_attrs_real
 
 __metaclass__ = type
 
@@ -46,6 +46,21 @@ class SriovNicDriver(Driver):
                 func.warn("net/%s/operstate: %s" % (name, errno_text(estate)))
             out.append({"name": name, "mac": mac, "operstate": state})
         return out
+
+    @staticmethod
+    def folded_interfaces(func):
+        """The netdev names and MACs of a folded VF (its link state is not part of the summary: not read)."""
+        out = []
+        for name in listdir_real(func.real + "/net"):
+            mac, emac = read_attr_real(func.real + "/net/" + name + "/address")
+            if emac is not None and emac != errno.ENOENT:
+                func.warn("net/%s/address: %s" % (name, errno_text(emac)))
+            out.append({"name": name, "mac": mac})
+        return out
+
+    def describe_folded_vf(self, func, ctx):
+        ifs = self.folded_interfaces(func)
+        return {"nic": {"interfaces": ifs, "mac": ifs[0]["mac"] if ifs else None}}
 
     def describe(self, func, ctx):
         ifs = self.interfaces(func)

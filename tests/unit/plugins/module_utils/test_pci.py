@@ -140,3 +140,32 @@ def test_scan_without_pci_bus(tmp_path):
     scan = _pci.scan(Sysfs(str(tmp_path)))
     assert scan.functions == {}
     assert "does not exist" in scan.warnings[0]
+
+
+
+def test_local_cpulist_is_read_once_per_numa_node_and_bus(host):
+    """The kernel prints the CPUs of a function's NUMA node (or, without CONFIG_NUMA, of its bus): functions
+    that share both share the list, so identity() reads it once for them and again for another node or bus."""
+    host.add_pci("0000:3b:00.0", "8086", "1572", "020000", numa_node=0, local_cpulist="0-15")
+    second = host.add_pci("0000:3b:00.1", "8086", "1572", "020000", numa_node=0, local_cpulist="0-15")
+    host.add_pci("0000:3b:00.2", "8086", "1572", "020000", numa_node=1, local_cpulist="16-31")
+    host.add_pci("0000:5e:00.0", "8086", "1572", "020000", numa_node=0, local_cpulist="0-7")
+    # the second function's own file is gone: it is not read (its node and bus were seen)
+    os.remove(host.path(second + "/local_cpulist"))
+    scan = _pci.scan(Sysfs(host.root))
+    cpus = dict((a, scan.get(a).identity()["local_cpulist"]) for a in scan.functions)
+    assert cpus == {"0000:3b:00.0": "0-15", "0000:3b:00.1": "0-15", "0000:3b:00.2": "16-31", "0000:5e:00.0": "0-7"}
+    assert scan.get("0000:3b:00.1").warnings == []
+
+
+def test_vf_identity_does_not_read_sriov_attributes(host):
+    """The kernel shows sriov_* only on a physical function: a VF's identity reports no SR-IOV capability
+    and does not read those files, even where a tree has them."""
+    host.add_pci("0000:d8:00.0", "8086", "1572", "020000", driver="i40e", sriov_totalvfs=4)
+    vf = host.add_pci("0000:d8:02.0", "8086", "154c", "020000", driver="iavf", physfn="0000:d8:00.0")
+    host.write(vf + "/sriov_totalvfs", "8\n")
+    scan = _pci.scan(Sysfs(host.root))
+    ident = scan.get("0000:d8:02.0").identity()
+    assert ident["physfn"] == "0000:d8:00.0"
+    assert ident["sriov"] == {"totalvfs": 0, "numvfs": 0, "vf_device_id": None, "vfs": []}
+    assert scan.get("0000:d8:00.0").identity()["sriov"]["totalvfs"] == 4

@@ -34,8 +34,9 @@ UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 # an address already in the form normalize_address returns (the kernel's own names and link targets)
 _CANONICAL_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z").match
 
-# What the first pass reads of every function (besides uevent), and what identity() reads of a reported one.
-_SCAN_LINKS = ("driver", "iommu_group", "physfn")
+# What the first pass reads of every function (besides uevent, which names the driver), and what identity() reads of
+# a reported one.
+_SCAN_LINKS = ("iommu_group", "physfn")
 _IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed", "sriov_totalvfs")
 # The kernel shows the sriov_* attributes only on a physical function (sriov_attrs_are_visible): a VF's
 # identity does not try them.
@@ -314,7 +315,7 @@ def _uevent_field(text, key):
 
 
 def _from_uevent(f, real, memo=None):
-    """Fill vendor/device/class/subsystem from the function's ``uevent`` (one read instead of five
+    """Fill vendor/device/class/subsystem and the driver from the function's ``uevent`` (one read instead of six
     attributes; the kernel writes it from the same fields). False when it is missing or lacks them,
     and the caller then reads the attributes one by one. ``memo`` caches the parsed fields by their
     text (a host has few distinct ids)."""
@@ -336,6 +337,8 @@ def _from_uevent(f, real, memo=None):
     if ids is False:
         return False
     f.vendor_id, f.device_id, f.class_id, f.subsystem = ids
+    # the kernel writes DRIVER= exactly when a driver is bound, with the name the driver link points at
+    f.driver = _uevent_field(text, "\nDRIVER=") or None
     return True
 
 
@@ -403,9 +406,10 @@ def scan(sysfs):
                     f.warn("%s: %s" % (attr, errno_text(err)))
                 elif value is None:
                     f.warn("%s: unexpected value %r" % (attr, text[:40]))
-        drv, grp, pf = readlinks_real(real + "/", _SCAN_LINKS)
-        if drv:
-            f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
+            drv = readlink_real(real + "/driver")
+            if drv:
+                f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
+        grp, pf = readlinks_real(real + "/", _SCAN_LINKS)
         if grp:
             g = _intattr(grp.rstrip("/").rsplit("/", 1)[-1])
             if g is None:

@@ -72,6 +72,8 @@ def test_non_utf8_and_garbage_and_huge(host):
 def test_dangling_links(host):
     d = _gpu(host)
     host.add_pci("0000:3b:00.4", "10de", "1eb8", "030200", physfn="0000:3b:00.0", driver="nvidia")
+    # without a readable uevent (which names the driver), the driver comes from the link
+    os.unlink(host.path(d + "/uevent"))
     os.unlink(host.path(d + "/iommu_group"))
     os.symlink("../../../kernel/iommu_groups/notanumber", host.path(d + "/iommu_group"))
     os.unlink(host.path(d + "/driver"))
@@ -160,3 +162,16 @@ def test_not_an_address_in_bus_dir(host):
 def test_whole_root_missing(tmp_path):
     res = discover(Sysfs(str(tmp_path / "nothing")), include_all=True, nvidia_smi="never")
     assert res["accelerators"] == [] and res["warnings"]
+
+
+def test_the_driver_comes_from_uevent(host):
+    """The kernel writes DRIVER= into uevent exactly when a driver is bound (the name its driver link points at):
+    the scan takes it from there, and a function without the line is unbound, whatever a stray link says."""
+    bound = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="nvidia")
+    unbound = host.add_pci("0000:5e:00.0", "10de", "1eb8", "030200")
+    host.write(bound + "/uevent", "DRIVER=vfio-pci\nPCI_CLASS=30200\nPCI_ID=10DE:1EB8\nPCI_SUBSYS_ID=0000:0000\n"
+               "PCI_SLOT_NAME=0000:3b:00.0\n")
+    os.symlink("../../../bus/pci/drivers/nvidia", host.path(unbound + "/driver"))
+    recs = dict((r["address"], r) for r in _disc(host, include_all=True)["accelerators"])
+    assert recs["0000:3b:00.0"]["driver"] == "vfio-pci"
+    assert recs["0000:5e:00.0"]["driver"] is None

@@ -130,13 +130,13 @@ def test_vf_vanishing_mid_scan_with_summary(host):
                      physfn="0000:d8:00.0")
     reg = Registry()
     drv = reg.by_name("nic")
-    orig = drv.describe
+    orig = drv.describe_folded_vf  # what a folded VF is described by
 
     def vanish(func, ctx):
         if func.address == "0000:d8:02.1":
             shutil.rmtree(os.path.realpath(func.real))
         return orig(func, ctx)
-    drv.describe = vanish
+    drv.describe_folded_vf = vanish
     res = _disc(host, registry=reg, vf_detail="summary")
     pf = _recs(res)["0000:d8:00.0"]
     assert [u["id"] for u in pf["sriov"]["vf_units"]] == ["0000:d8:02.0", "0000:d8:02.1", "0000:d8:02.2"]

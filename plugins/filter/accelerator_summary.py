@@ -38,6 +38,8 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import record_units
+
 
 def _name(dev):
     names = [dev.get("vendor_name") or dev.get("vendor_id"), dev.get("device_name") or dev.get("device_id")]
@@ -84,10 +86,7 @@ def _line(dev):
     function = dev.get("function") or {}
     if function:
         parts.append("function=%s" % (function.get("name") or function.get("id")))
-    units = list(dev.get("units") or [])
-    sriov = dev.get("sriov")
-    if isinstance(sriov, dict):
-        units.extend(sriov.get("vf_units") or [])  # VFs folded into their PF (vf_detail: summary)
+    units = record_units(dev)
     if units:
         busy = sum(1 for u in units if u.get("in_use"))
         parts.append("units=%d (%d in use)" % (len(units), busy))

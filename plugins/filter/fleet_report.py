@@ -113,6 +113,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use
 
 FUNCTION_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
 SEGMENTS = ("used", "drained", "reserved", "free")
@@ -202,20 +203,6 @@ def _records(discovery):
         recs = discovery.get("accelerators")
         return [r for r in recs if isinstance(r, Mapping)] if isinstance(recs, list) else []
     return []
-
-
-def _evidence(card, by_addr):
-    """Host evidence lines over the card's units and its VFs' units."""
-    recs = [card] + [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
-    units_ = [u for rec in recs for u in rec.get("units") or []]
-    units_ += (card.get("sriov") or {}).get("vf_units") or []
-    out = []
-    for u in units_:
-        if u.get("in_use"):
-            for who in u.get("in_use_by") or [{}]:
-                out.append("%s %s: %s %s" % (u.get("kind"), u.get("id"), who.get("kind", "?"),
-                                             who.get("name") or who.get("evidence") or ""))
-    return out
 
 
 def _carries(rec, names=None):
@@ -322,7 +309,7 @@ def _host_cards(h, providers, declared, discovered):
             provs.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "trait": trait,
                           "inventories": invs, "drained": any(i["is_drained"] for i in invs),
                           "traits": list(p.get("traits") or [])})
-        evidence = _evidence(c, by_addr)
+        evidence = card_in_use(c, by_addr)[1]
         for p in by_card.get(addr, []):
             for rc, n in sorted((p.get("usages") or {}).items()):
                 if _int(n) > 0:

@@ -18,6 +18,8 @@ __metaclass__ = type
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, card_in_use, function_id
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
 
 KINDS = ("fpga", "vgpu", "vfs", "passthrough")
 KIND_FAMILIES = {"fpga": ("fpga",), "vgpu": ("gpu",), "vfs": None, "passthrough": None}
@@ -27,12 +29,10 @@ KIND_MODULES = {
     "vfs": "accelops.lifecycle.sriov_vfs",
     "passthrough": None,
 }
-FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 HEX4_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 UUIDISH_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
-ADDRESS_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 VF_DRIVERS_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 ENTRY_KEYS = ("name", "match", "placement", "nova", "description") + KINDS
@@ -49,23 +49,8 @@ class DeclarationError(ValueError):
     """A declaration that cannot be used; the message names the entry, the key and the accepted form."""
 
 
-def normalize_address(text):
-    """``3b:00.0`` / ``0000:3B:00.0`` -> ``0000:3b:00.0``; None when it is not a PCI address."""
-    if not isinstance(text, str):
-        return None
-    m = ADDRESS_RE.match(text.strip())
-    if not m:
-        return None
-    return ("%s:%s:%s.%s" % (m.group(1) or "0000", m.group(2), m.group(3), m.group(4))).lower()
-
-
 def _hex4(value):
     return value.lower()[2:] if value.lower().startswith("0x") else value.lower()
-
-
-def _function_id(value):
-    """AFU / xclbin ids compare without dashes, lower case."""
-    return value.replace("-", "").lower() if isinstance(value, str) else None
 
 
 class _Checker:
@@ -279,20 +264,6 @@ def _cards(discovery):
     return cards, by_addr
 
 
-def _unit_evidence(card, by_addr):
-    """(in use?, evidence strings) over the card and its VFs' units."""
-    evidence = []
-    recs = [card] + [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
-    units = [u for rec in recs for u in rec.get("units") or []]
-    units += (card.get("sriov") or {}).get("vf_units") or []      # discovery with vf_detail: summary
-    for unit in units:
-        if unit.get("in_use"):
-            for who in unit.get("in_use_by") or [{}]:
-                evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
-                                                  who.get("name") or who.get("evidence") or ""))
-    return bool(evidence), evidence
-
-
 def _vgpu_state(card, by_addr):
     """(type names and ids present on the card, number of vGPUs) for mdev and vendor-VFIO GPUs."""
     gpu = card.get("gpu") or {}
@@ -313,15 +284,15 @@ def carries(entry, card, by_addr):
     """Whether ``card`` already offers the declared function exactly (nothing to program)."""
     kind = entry["kind"]
     if kind == "fpga":
-        fid = _function_id(entry["fpga"]["function_id"])
+        fid = function_id(entry["fpga"]["function_id"])
         fpga = card.get("fpga") or {}
         ports = fpga.get("ports") or []
         if entry["fpga"]["port"]:
             want = entry["fpga"]["port"]
             ports = [p for p in ports if p.get("id") == want or p.get("id", "").rsplit(".", 1)[-1] == want]
-        loaded = [_function_id(p.get("afu_id")) for p in ports]
+        loaded = [function_id(p.get("afu_id")) for p in ports]
         if not loaded:
-            loaded = [_function_id((card.get("function") or {}).get("id"))]
+            loaded = [function_id((card.get("function") or {}).get("id"))]
         return bool(loaded) and all(x == fid for x in loaded)
     if kind == "vgpu":
         names, count = _vgpu_state(card, by_addr)
@@ -437,7 +408,7 @@ def resolve(functions, discovery, validated=False):
                 problems.append("%s: no free device on this host matches %s" % (entry["name"], _describe_match(match)))
         ranked = []
         for card in pool:
-            busy = _unit_evidence(card, by_addr)[0]
+            busy = card_in_use(card, by_addr)[0]
             rank = 0 if carries(entry, card, by_addr) else (1 if not busy else 2)
             ranked.append((rank, card["address"], card))
         want = match["count"]
@@ -455,7 +426,7 @@ def resolve(functions, discovery, validated=False):
                     ("; in use and not carrying it: %s" % ", ".join(busy)) if busy else ""))
         for card, why in chosen:
             taken[card["address"]] = entry["name"]
-            busy, evidence = _unit_evidence(card, by_addr)
+            busy, evidence = card_in_use(card, by_addr)
             has = carries(entry, card, by_addr)
             assignments.append({
                 "function": entry["name"],
@@ -493,7 +464,7 @@ def entry_function_names(entry):
     Placement may show (Placement's function_names)."""
     if entry["kind"] == "fpga":
         fid = entry["fpga"]["function_id"]
-        return {_function_id(fid): entry["name"], fid: entry["name"]}
+        return {function_id(fid): entry["name"], fid: entry["name"]}
     if entry["kind"] == "vgpu":
         return {entry["vgpu"]["type"]: entry["name"]}
     return {}

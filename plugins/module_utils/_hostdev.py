@@ -21,20 +21,25 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import (
+    FAMILIES,
+    PCI_FORM,
+    PCI_SHAPE_RE,
+    UUID_FORM,
+    UUID_RE,
+    format_pci_address,
+    mdev_uuid,
+)
+
 __metaclass__ = type
 
 KINDS = ("device", "vf", "mdev")
-FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
 OPTIONS = ("managed", "guest_address", "rom_bar", "rom_file", "display", "ramfb")
 
-PCI_FORM = ("a PCI address DDDD:BB:SS.F or BB:SS.F in hex (e.g. 0000:3b:00.4; domain up to 8 hex digits, "
-            "slot 00-1f, function 0-7)")
-UUID_FORM = "an mdev UUID (8-4-4-4-12 hex digits, e.g. 4b20d080-1b54-4048-85b3-a6a62d165c01)"
 INPUT_FORM = ("a discovery result (with accelerators), a list of discovery records, one record (with units), "
               "one unit (with kind and id), or a string that is %s or %s" % (PCI_FORM, UUID_FORM))
 
-_PCI_RE = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-9a-f])$")
-_UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _PATTERN_CHARS = "*?["
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -47,22 +52,10 @@ class HostdevError(ValueError):
 
 def parse_pci_address(text, what="address"):
     """``(domain, bus, slot, function)`` ints from ``DDDD:BB:SS.F`` or ``BB:SS.F``; HostdevError otherwise."""
-    if not isinstance(text, str):
-        raise HostdevError("%s: expected %s, got %s %r" % (what, PCI_FORM, type(text).__name__, text))
-    m = _PCI_RE.match(text.strip().lower())
-    if not m:
-        raise HostdevError("%s: %r is not a PCI address; expected %s" % (what, text, PCI_FORM))
-    domain = int(m.group(1) or "0", 16)
-    bus, slot, function = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
-    if slot > 0x1F:
-        raise HostdevError("%s: %r has slot 0x%02x, above 0x1f; expected %s" % (what, text, slot, PCI_FORM))
-    if function > 7:
-        raise HostdevError("%s: %r has function %x, above 7; expected %s" % (what, text, function, PCI_FORM))
-    return domain, bus, slot, function
-
-
-def format_pci_address(parts):
-    return "%04x:%02x:%02x.%x" % tuple(parts)
+    try:
+        return _vocab.parse_pci_address(text)
+    except ValueError as e:
+        raise HostdevError("%s: %s; expected %s" % (what, e, PCI_FORM))
 
 
 def normalize_pci_address(text, what="address"):
@@ -79,9 +72,10 @@ def is_pci_address(text):
 
 
 def normalize_uuid(text, what="uuid"):
-    if not isinstance(text, str) or not _UUID_RE.match(text.strip().lower()):
+    uid = mdev_uuid(text)
+    if uid is None:
         raise HostdevError("%s: %r is not an mdev UUID; expected %s" % (what, text, UUID_FORM))
-    return text.strip().lower()
+    return uid
 
 
 def _switch(value, option, words):
@@ -159,9 +153,9 @@ def _unit_from_string(text):
     if not isinstance(text, str):
         raise HostdevError("expected %s; got %s" % (INPUT_FORM, type(text).__name__))
     low = text.strip().lower()
-    if _UUID_RE.match(low):
+    if UUID_RE.match(low):
         return _hostdev_unit("mdev", low, None, None)
-    if _PCI_RE.match(low):
+    if PCI_SHAPE_RE.match(low):
         address = normalize_pci_address(low)
         return _hostdev_unit("device", address, address, None)
     raise HostdevError("%r is neither %s nor %s" % (text, PCI_FORM, UUID_FORM))
@@ -340,9 +334,9 @@ def _id_key(text, what):
     """A unit id in its normal form (PCI address or UUID), or HostdevError naming both forms."""
     if isinstance(text, str):
         low = text.strip().lower()
-        if _UUID_RE.match(low):
+        if UUID_RE.match(low):
             return low
-        if _PCI_RE.match(low):
+        if PCI_SHAPE_RE.match(low):
             return normalize_pci_address(low, what)
     raise HostdevError("%s: %r is not a unit id; expected %s or %s" % (what, text, PCI_FORM, UUID_FORM))
 

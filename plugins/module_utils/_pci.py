@@ -25,14 +25,11 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     readlink_real,
     readlinks_real,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
 
 __metaclass__ = type
 
 DEVICES = "/sys/bus/pci/devices"
-ADDRESS_RE = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-# an address already in the form normalize_address returns (the kernel's own names and link targets)
-_CANONICAL_ADDRESS = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]\Z").match
 
 # What the first pass reads of every function (besides uevent, which names the driver), and what identity() reads of
 # a reported one.
@@ -69,21 +66,6 @@ def _intattr(text):
         return int(text)
     except (TypeError, ValueError):
         return None
-
-
-def normalize_address(text):
-    """'3B:00.0' / '0000:3b:00.0' -> '0000:3b:00.0'; None when it is not a PCI address."""
-    if not isinstance(text, str):
-        return None
-    if _CANONICAL_ADDRESS(text):
-        return text
-    t = text.strip().lower()
-    if t.count(":") == 1:
-        t = "0000:" + t
-    if ADDRESS_RE.match(t):
-        dom, rest = t.split(":", 1)
-        return "%04x:%s" % (int(dom, 16), rest) if len(dom) > 4 else t
-    return None
 
 
 class PciFunction(object):

@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use
 
 PUBLISH, LOAD, FOREIGN, TAKE = 0, 1, 2, 3
 CHANGES = ("publish", "load", "reload", "take")
@@ -517,7 +518,7 @@ def _cards(hosts, providers, entries):
             c.carries = next((e["name"] for e in entries if D._compatible(e, rec) is None  # pylint: disable=protected-access
                               and D.carries(e, rec, by_addr)), None)
             c.loaded = (rec.get("function") or {}).get("name") or (rec.get("function") or {}).get("id")
-            busy, evidence = D._unit_evidence(rec, by_addr)  # pylint: disable=protected-access
+            busy, evidence = card_in_use(rec, by_addr)
             for p in c.providers:
                 used = dict((k, v) for k, v in (p.get("usages") or {}).items() if v)
                 if used or p.get("allocations"):

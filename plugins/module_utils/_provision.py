@@ -15,6 +15,7 @@ A card is free when discovery shows no unit in use and Placement shows no alloca
 from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import record_units
 
 PUBLISH, LOAD, RELOAD = 0, 1, 2
 _WHY = {
@@ -154,7 +155,7 @@ def _records(discovery):
 
 
 def _busy(rec):
-    units = list(rec.get("units") or []) + list((rec.get("sriov") or {}).get("vf_units") or [])
+    units = record_units(rec)
     for u in units:
         if u.get("in_use"):
             by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in u.get("in_use_by") or []) or "in use"

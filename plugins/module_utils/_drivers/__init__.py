@@ -13,7 +13,7 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import FAMILIES, MODELS, Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MODELS, Driver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import IntelFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nic import SriovNicDriver
@@ -21,6 +21,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import PciDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.qat import QatDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES
 
 __metaclass__ = type
 

@@ -18,7 +18,7 @@ import errno
 import os
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import UUID_RE
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
     read_attr_real,
@@ -27,7 +27,6 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
 
 __metaclass__ = type
 
-FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
 MODELS = ("dynamic", "single", "fixed")
 
 _ALL_F = re.compile(r"^(0x)?[fF]+$")

@@ -142,7 +142,6 @@ def test_scan_without_pci_bus(tmp_path):
     assert "does not exist" in scan.warnings[0]
 
 
-
 def test_local_cpulist_is_read_once_per_numa_node_and_bus(host):
     """The kernel prints the CPUs of a function's NUMA node (or, without CONFIG_NUMA, of its bus): functions
     that share both share the list, so identity() reads it once for them and again for another node or bus."""

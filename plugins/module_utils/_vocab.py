@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The collection's shared vocabulary: family names, PCI addresses, mdev UUIDs, function ids and the units of a
+discovery record. Host code and controller code (modules, filters) both use it, so it is standard library only
+(Python 3.9+) and has no state.
+"""
+
+from __future__ import annotations
+
+import re
+
+__metaclass__ = type
+
+# Discovery's families: what a record's ``family`` is, and what a ``families`` option may name.
+FAMILIES = ("gpu", "fpga", "nic", "qat", "pci")
+
+PCI_FORM = ("a PCI address DDDD:BB:SS.F or BB:SS.F in hex (e.g. 0000:3b:00.4; domain up to 8 hex digits, "
+            "slot 00-1f, function 0-7)")
+UUID_FORM = "an mdev UUID (8-4-4-4-12 hex digits, e.g. 4b20d080-1b54-4048-85b3-a6a62d165c01)"
+
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# the shape of a PCI address, before the range checks of parse_pci_address
+PCI_SHAPE_RE = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-9a-f])$")
+# the form pci_address returns, which the kernel's own names and link targets already have
+_CANONICAL_PCI = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]\Z").match
+
+
+def parse_pci_address(text):
+    """``(domain, bus, slot, function)`` from ``DDDD:BB:SS.F`` or ``BB:SS.F`` (any case, surrounding blanks
+    ignored). ValueError saying what is wrong (without the accepted form: callers add their own context)."""
+    if not isinstance(text, str):
+        raise ValueError("expected a string, got %s %r" % (type(text).__name__, text))
+    m = PCI_SHAPE_RE.match(text.strip().lower())
+    if not m:
+        raise ValueError("%r is not a PCI address" % (text,))
+    domain = int(m.group(1) or "0", 16)
+    bus, slot, function = int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
+    if slot > 0x1F:
+        raise ValueError("%r has slot 0x%02x, above 0x1f" % (text, slot))
+    if function > 7:
+        raise ValueError("%r has function %x, above 7" % (text, function))
+    return domain, bus, slot, function
+
+
+def format_pci_address(parts):
+    return "%04x:%02x:%02x.%x" % tuple(parts)
+
+
+def pci_address(text):
+    """The ``0000:3b:00.4`` form (lower case, a domain of at least 4 digits) of a PCI address; None when
+    ``text`` is not one."""
+    if isinstance(text, str) and _CANONICAL_PCI(text):
+        return text
+    try:
+        return format_pci_address(parse_pci_address(text))
+    except ValueError:
+        return None
+
+
+def mdev_uuid(text):
+    """The lower-case 8-4-4-4-12 form of an mdev UUID; None when ``text`` is not one."""
+    if not isinstance(text, str):
+        return None
+    t = text.strip().lower()
+    return t if UUID_RE.match(t) else None
+
+
+def function_id(value):
+    """A function id (an AFU id, an xclbin UUID) as ids compare: no dashes, lower case; None for a non-string."""
+    return value.replace("-", "").lower() if isinstance(value, str) else None
+
+
+def record_units(record):
+    """Every unit of a discovery record: its own ``units``, then those of VFs folded into it
+    (``sriov.vf_units``, accelerator_info's ``vf_detail: summary``). A new list; the record is not checked."""
+    sriov = record.get("sriov") or {}
+    return list(record.get("units") or []) + list((sriov.get("vf_units") if isinstance(sriov, dict) else None) or [])
+
+
+def card_in_use(card, by_address):
+    """The in-use rule for a card: ``(in use?, evidence lines)`` over the units of the card's record and of its VFs'
+    records (``by_address``: the discovery's records by address), folded VFs included. A line is
+    ``<unit kind> <unit id>: <holder kind> <holder name or evidence>``."""
+    sriov = card.get("sriov") or {}
+    vfs = sriov.get("vfs") if isinstance(sriov, dict) else None
+    recs = [card] + [by_address[a] for a in vfs or [] if a in by_address]
+    evidence = []
+    for rec in recs:
+        for unit in record_units(rec):
+            if unit.get("in_use"):
+                for who in unit.get("in_use_by") or [{}]:
+                    evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
+                                                      who.get("name") or who.get("evidence") or ""))
+    return bool(evidence), evidence

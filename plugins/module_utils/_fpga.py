@@ -35,6 +35,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import nor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import BEFORE, make_dirs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError
 
 __metaclass__ = type
 
@@ -49,7 +50,6 @@ _AXLF_MIN = _AXLF_HEADER + 152
 HEADER_LIMIT = 1 << 20                   # metadata is read from the first MiB at most
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-TOOL_DIRS = _discovery.TOOL_DIRS
 STATE_DIR = "/var/lib/accelops/fpga"
 UNIT_DIR = "/etc/systemd/system"
 BOOT_RETRIES = 3
@@ -441,22 +441,6 @@ def evidence_text(evidence):
 
 
 # -- tools -----------------------------------------------------------------------------------------
-def find_tool(sysfs, name):
-    """The vendor tool's path on this machine: with root '/', PATH and the usual directories; under another
-    root only ``<root>/usr/bin`` etc. (the simulated host's own tools)."""
-    if sysfs.root == "/":
-        for d in os.environ.get("PATH", "").split(os.pathsep) + list(TOOL_DIRS):
-            p = os.path.join(d, name) if d else None
-            if p and os.access(p, os.X_OK) and not os.path.isdir(p):
-                return p
-        return None
-    for d in TOOL_DIRS:
-        p = sysfs.real(d + "/" + name)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return None
-
-
 def tool_args(target, staged_path):
     """The vendor tool's arguments (after the tool's path) that load ``staged_path`` onto ``target``."""
     if target.tool == "fpgaconf":
@@ -469,34 +453,13 @@ def tool_args(target, staged_path):
     return ["program", "--device", target.management, "--user", staged_path]
 
 
-class Runner(object):
-    """Runs a vendor tool with a timeout: ``run(argv, timeout)`` -> ``(rc, stdout, stderr)``; rc 124 (or
-    137 after the kill) means it timed out. The module's runner wraps ``module.run_command`` with
-    coreutils ``timeout``."""
-
-    def __init__(self, run_command, timeout_bin):
-        self.run_command = run_command
-        self.timeout_bin = timeout_bin
-        self.calls = []
-
-    def run(self, argv, timeout):
-        full = [self.timeout_bin, "--kill-after=10", "%ds" % timeout] + list(argv)
-        rc, out, err = self.run_command(full)
-        self.calls.append({"argv": list(argv), "rc": rc, "stdout": out, "stderr": err})
-        return rc, out, err
-
-
-def load(sysfs, runner, target, tool_path, bitstream, timeout):
-    """Run the vendor tool once; raises :class:`FpgaError` with the tool's own words when it fails."""
-    argv = [tool_path] + tool_args(target, bitstream["staged"])
-    rc, out, err = runner.run(argv, timeout)
-    if rc in (124, 137):
-        raise FpgaError("%s: %s did not finish within %d s and was stopped (timeout); the region may be "
-                        "half-programmed" % (target.name, os.path.basename(tool_path), timeout))
-    if rc != 0:
-        said = (err or "").strip() or (out or "").strip() or "no output"
-        raise FpgaError("%s: %s failed (rc %s): %s" % (target.name, os.path.basename(tool_path), rc, said[-800:]))
-    return rc
+def load(runner, target, tool_path, bitstream, timeout):
+    """Run the vendor tool once (a :class:`_tools.ToolRunner`); raises :class:`FpgaError` with the tool's own
+    words when it fails."""
+    try:
+        return runner.run(tool_path, tool_args(target, bitstream["staged"]), timeout=timeout)[0]
+    except ToolError as e:
+        raise FpgaError("%s: %s%s" % (target.name, e, "; the region may be half-programmed" if e.timed_out else ""))
 
 
 def verify(sysfs, target, want):
@@ -519,14 +482,14 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
         undo = None
         if rollback is not None:
             def undo():
-                load(sysfs, runner, target, tool_path, rollback, timeout)
+                load(runner, target, tool_path, rollback, timeout)
                 verify(sysfs, target, current)
                 if auditor is not None:
                     auditor.record("rollback fpga function", label, old=dashed(want), new=dashed(current),
                                    extra={"bitstream": rollback["resolved"], "sha256": rollback["sha256"]})
 
         def action():
-            load(sysfs, runner, target, tool_path, bitstream, timeout)
+            load(runner, target, tool_path, bitstream, timeout)
             if auditor is not None:
                 auditor.record("load fpga function", label, old=dashed(current) if current else None, new=dashed(want),
                                extra={"bitstream": bitstream["resolved"], "sha256": bitstream["sha256"],

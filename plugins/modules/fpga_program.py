@@ -274,7 +274,7 @@ import tempfile
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
@@ -290,7 +290,7 @@ def run(module, sysfs, workdir, auditor, out):
         raise _fpga.FpgaError("timeout must be a positive number of seconds; got %r" % (p["timeout"],))
     target = _fpga.locate(sysfs, p["address"], p["port"])
     out["target"] = target.describe()
-    tool_path = _fpga.find_tool(sysfs, target.tool)
+    tool_path = _tools.find_tool(sysfs, target.tool)
     out["tool"] = {"path": tool_path, "runs": []}
     current = _fpga.read_function(sysfs, target)
     out["before"] = _function(current)
@@ -315,9 +315,7 @@ def run(module, sysfs, workdir, auditor, out):
     loading = current != want or p["force"]
     if loading or p["persistent"]:
         if tool_path is None:
-            raise _fpga.FpgaError("%s: %s is not installed (looked in %s%s)" % (
-                target.name, target.tool, ", ".join(_fpga.TOOL_DIRS),
-                "" if sysfs.root == "/" else " under %s" % sysfs.root))
+            raise _fpga.FpgaError("%s: %s" % (target.name, _tools.not_installed(sysfs, target.tool)))
     if loading:
         evidence = _fpga.in_use(sysfs, target)
         if evidence:
@@ -329,7 +327,8 @@ def run(module, sysfs, workdir, auditor, out):
                              persist_root=p["persist_root"])
     if p["persistent"]:
         out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
-    runner = _fpga.Runner(module.run_command, _timeout_bin(module))
+    runner = _tools.ToolRunner(sysfs, run=module.run_command, timeout=p["timeout"], timeout_bin=_timeout_bin(module),
+                               require_limit=True)
     out["tool"]["runs"] = runner.calls
     plan = _fpga.build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
                             rollback=rollback, auditor=auditor, persist=persist)

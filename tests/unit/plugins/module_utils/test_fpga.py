@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
 IFACE = "38558f8b33385e6ba9a5c6ac75f8e59f"
@@ -152,12 +152,15 @@ class FakeSysfs(object):
         return True
 
 
-class FakeRunner(object):
-    def __init__(self, sysfs, loads, rc=0):
-        self.sysfs, self.loads, self.rc, self.calls = sysfs, list(loads), rc, []
+class FakeRunner(_tools.ToolRunner):
+    """The shared tool runner with a fake command: each load makes the function read back the next of ``loads``."""
 
-    def run(self, argv, timeout):
-        self.calls.append(argv)
+    def __init__(self, sysfs, loads, rc=0):
+        self.sysfs, self.loads, self.rc = sysfs, list(loads), rc
+        super(FakeRunner, self).__init__(sysfs, run=self._fake, timeout_bin="/usr/bin/timeout", require_limit=True)
+
+    def _fake(self, argv):
+        assert argv[:3] == ["/usr/bin/timeout", "--kill-after=10", "5s"], argv
         if self.rc == 0 and self.loads:
             self.sysfs.value = self.loads.pop(0)
         return self.rc, "", "boom" if self.rc else ""
@@ -192,7 +195,7 @@ def test_plan_wrong_readback_rolls_back():
     with pytest.raises(PlanFailed) as e:
         execute(plan)
     assert e.value.result["state"] == "unchanged" and len(runner.calls) == 2
-    assert runner.calls[1][-1] == "/w/prev" and sysfs.value == prev
+    assert runner.calls[1]["argv"][-1] == "/w/prev" and sysfs.value == prev
 
 
 def test_plan_wrong_readback_without_rollback_is_partial():

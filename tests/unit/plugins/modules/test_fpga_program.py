@@ -255,7 +255,8 @@ def test_tool_fails(tmp_path):
     r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
     assert r.kind == "fail"
     msg = r.result["msg"]
-    assert "fpgaconf failed (rc 1): Error: Failed to reconfigure slot: I/O error" in msg and OPAE["address"] in msg
+    assert "/usr/bin/fpgaconf -B 0x5e " in msg and OPAE["address"] in msg
+    assert "failed (exit 1): Error: Failed to reconfigure slot: I/O error" in msg
     assert r.result["state"] == "unchanged" and r.result["observed_function"].replace("-", "") == OPAE["default"]
     assert r.result["audit"] == []
 

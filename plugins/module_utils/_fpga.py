@@ -32,7 +32,7 @@ import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import BEFORE, make_dirs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError
@@ -51,7 +51,6 @@ HEADER_LIMIT = 1 << 20                   # metadata is read from the first MiB a
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 STATE_DIR = "/var/lib/accelops/fpga"
-UNIT_DIR = "/etc/systemd/system"
 BOOT_RETRIES = 3
 BOOT_RETRY_DELAY = 10
 
@@ -430,16 +429,6 @@ def _port_holders(sysfs, nodes):
     return out
 
 
-def evidence_text(evidence):
-    parts = []
-    for e in evidence:
-        if e.get("kind") == "domain":
-            parts.append("domain %s (%s)" % (e.get("name"), e.get("evidence")))
-        else:
-            parts.append("process %s pid %s (%s)" % (e.get("name"), e.get("pid"), e.get("evidence")))
-    return "; ".join(parts)
-
-
 # -- tools -----------------------------------------------------------------------------------------
 def tool_args(target, staged_path):
     """The vendor tool's arguments (after the tool's path) that load ``staged_path`` onto ``target``."""
@@ -503,8 +492,7 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
         plan.add("read the function back from %s" % (target.function_path,),
                  lambda: verify(sysfs, target, want), _nothing)
     if persist is not None:
-        for desc, action, undo, path, before, after in persist.steps():
-            plan.add(desc, action, undo, target=path, before=before, after=after)
+        persist.add_steps(plan)
     return plan
 
 
@@ -514,65 +502,64 @@ def _nothing():
 
 # -- boot persistence ------------------------------------------------------------------------------------
 def unit_name(target):
+    """The boot unit of a target, in :mod:`_persist`'s one naming scheme."""
+    return unit_basename("fpga", target.address, target.port) + ".service"
+
+
+def legacy_unit_name(target):
+    """The name releases before the shared boot units gave the unit (kept to find and retire it)."""
     name = "accelops-fpga-%s" % target.address.replace(":", "-").replace(".", "-")
     if target.port:
         name += "-" + re.sub(r"[^A-Za-z0-9]", "-", target.port)
     return name + ".service"
 
 
-class BootUnit(object):
-    """The files that re-run the same verified load at boot: a copy of the bitstream, a loader script and a
-    systemd unit (enabled through a multi-user.target.wants link). Paths are host paths mapped under the
-    root; what the script and unit name are the paths *on this machine* (the same when root is /)."""
+def _no_audit(fn, *_args, **_kwargs):
+    return fn
 
-    def __init__(self, sysfs, target, tool_path, bitstream, timeout, present=True, persist_root=None):
+
+class BootUnit(object):
+    """What re-runs the same verified load at boot: a copy of the bitstream under :data:`STATE_DIR` and, through
+    :class:`_persist.Files`, the loader script and its unit (the one unit writer of every host module). The
+    script checks the copy's sha256, runs the tool with the timeout and reads the function back, retrying
+    itself (so systemd does not restart it). A unit an older release wrote under its old name is retired."""
+
+    def __init__(self, files, sysfs, target, tool_path, bitstream, timeout, present=True, wrap=None):
+        self.files = files
         self.sysfs = sysfs
         self.target = target
         self.name = unit_name(target)
         self.present = present
+        self.wrap = wrap or _no_audit
         ext = ".gbs" if bitstream["format"] == "gbs" else ".xclbin"
-        self.host_paths = {
-            "bitstream": "%s/%s%s" % (STATE_DIR, bitstream["sha256"], ext),
-            "script": "%s/%s.sh" % (STATE_DIR, self.name[:-len(".service")]),
-            "unit": "%s/%s" % (UNIT_DIR, self.name),
-            "wants": "%s/multi-user.target.wants/%s" % (UNIT_DIR, self.name),
-        }
-        # Boot files go under persist_root (default: the host root); the sysfs paths the script reads stay the host's.
-        if persist_root is None:
-            self.root = sysfs.root
-            real = sysfs.real
-        else:
-            self.root = os.path.abspath(persist_root)
-            real = (lambda v: v) if self.root == "/" else (lambda v: os.path.join(self.root, v.lstrip("/")))
-        self.paths = dict((k, real(v)) for k, v in self.host_paths.items())
+        self.host_paths = dict(files.unit_host_paths("fpga", target.address, target.port))
+        self.host_paths["bitstream"] = "%s/%s%s" % (STATE_DIR, bitstream["sha256"], ext)
+        self.paths = dict((k, files.real(v)) for k, v in self.host_paths.items())
+        self.root = files.root
         self.bitstream = bitstream
         self.tool_path = tool_path
         self.timeout = timeout
-        self.contents = {"script": self._script(), "unit": self._unit()} if present else {}
 
-    def _script(self):
+    def body(self):
         t = self.target
         args = tool_args(t, self.paths["bitstream"])
-        want = self.bitstream["function_id"]
         glob = self.sysfs.real(t.function_glob) if t.function_glob else ""
-        return "\n".join([
-            "#!/bin/sh",
-            "# Written by accelops.lifecycle.fpga_program: reload %s at boot (a loaded function is lost at"
+        return [
+            "# reload %s at boot (a loaded function is lost at power-off): checks the pinned sha256 of the kept"
             % t.name,
-            "# power-off). Do not edit: the module rewrites it. Verifies the pinned sha256 first, then the",
-            "# function read back from sysfs; retries %d times." % BOOT_RETRIES,
-            "set -u",
-            "bitstream=%s" % _sh(self.paths["bitstream"]),
+            "# copy first, then the function read back from sysfs; retries %d times." % BOOT_RETRIES,
+            "bitstream=%s" % shell_quote(self.paths["bitstream"]),
             "sha256=%s" % self.bitstream["sha256"],
-            "want=%s" % want,
+            "want=%s" % self.bitstream["function_id"],
             "tries=0",
+            "rc=1",
             "while [ \"$tries\" -lt %d ]; do" % BOOT_RETRIES,
             "    tries=$((tries + 1))",
             "    if ! echo \"$sha256  $bitstream\" | sha256sum -c --status -; then",
             "        echo \"accelops-fpga: $bitstream does not match sha256 $sha256; not loading\" >&2",
             "        exit 2",
             "    fi",
-            "    if timeout --kill-after=10 %ds %s; then" % (self.timeout, " ".join(_sh(a) for a in [self.tool_path] + args)),
+            "    if timeout --kill-after=10 %ds %s; then" % (self.timeout, " ".join(shell_quote(a) for a in [self.tool_path] + args)),
             "        for f in %s; do" % glob,
             "            got=$(tr -d -- '-\\n' < \"$f\" | tr 'A-F' 'a-f')",
             "            got=${got#0x}",
@@ -584,68 +571,27 @@ class BootUnit(object):
             "        echo \"accelops-fpga: %s: function read back is not $want\" >&2" % t.name,
             "    fi",
             "    [ \"$tries\" -lt %d ] && sleep %d" % (BOOT_RETRIES, BOOT_RETRY_DELAY),
-            "done",
-            "exit 1",
-            ""])
+            "done"]
 
-    def _unit(self):
-        return "\n".join([
-            "# Written by accelops.lifecycle.fpga_program; do not edit.",
-            "[Unit]",
-            "Description=Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
-            # the same services as every other boot unit: on modular-libvirt hosts VMs start from virtqemud
-            "Before=%s" % BEFORE,
-            "After=systemd-modules-load.service local-fs.target",
-            "",
-            "[Service]",
-            "Type=oneshot",
-            "RemainAfterExit=yes",
-            "ExecStart=/bin/sh %s" % self.paths["script"],
-            "TimeoutStartSec=%d" % (BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30),
-            "",
-            "[Install]",
-            "WantedBy=multi-user.target",
-            ""])
-
-    def _current(self, key):
-        p = self.paths[key]
-        if key == "wants":
-            return os.readlink(p) if os.path.islink(p) else None
-        try:
-            with open(p, "r") as f:
-                return f.read()
-        except (IOError, OSError):
-            return None
-
-    def steps(self):
-        """(description, action, undo, path, before, after) for each file that must change."""
-        out = []
-        if not self.present:
-            for key in ("wants", "unit", "script"):
-                before = self._current(key)
-                if before is not None or os.path.lexists(self.paths[key]):
-                    out.append(("remove %s" % self.host_paths[key], self._remover(key), self._restorer(key, before),
-                                self.host_paths[key], before, None))
-            return out
-        if not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
-            out.append(("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
-                        self._copy_bitstream, self._forget_bitstream, self.host_paths["bitstream"], None,
-                        self.bitstream["sha256"]))
-        for key in ("script", "unit"):
-            before = self._current(key)
-            if before != self.contents[key]:
-                out.append(("write %s" % self.host_paths[key], self._writer(key, self.contents[key]),
-                            self._restorer(key, before), self.host_paths[key], before, self.contents[key]))
-        link = "../%s" % self.name
-        if self._current("wants") != link:
-            out.append(("enable %s (link in multi-user.target.wants)" % self.name, self._linker(link),
-                        self._restorer("wants", self._current("wants")), self.host_paths["wants"],
-                        self._current("wants"), link))
-        return out
+    def add_steps(self, plan):
+        """Add the steps that make the boot files what they must be (nothing when they already are)."""
+        if self.present and not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
+            plan.add("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
+                     self.wrap(self._copy_bitstream, "keep bitstream copy", self.host_paths["bitstream"], None,
+                               self.bitstream["sha256"]),
+                     self._forget_bitstream, target=self.host_paths["bitstream"], before=None,
+                     after=self.bitstream["sha256"])
+        old = legacy_unit_name(self.target)
+        legacy = [("%s/%s" % (UNIT_DIR, old), "%s/%s.sh" % (STATE_DIR, old[:-len(".service")]))]
+        self.files.unit_steps(
+            plan, self.wrap, "fpga_program", "fpga", self.target.address,
+            "Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
+            self.body() if self.present else None, part=self.target.port, after=("local-fs.target",), restart=False,
+            timeout_start=BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30, legacy=legacy)
 
     def _copy_bitstream(self):
         p = self.paths["bitstream"]
-        _makedirs(os.path.dirname(p), 0o700)
+        make_dirs(os.path.dirname(p), 0o700)
         tmp = p + ".tmp"
         try:
             shutil.copyfile(self.bitstream["staged"], tmp)
@@ -657,53 +603,11 @@ class BootUnit(object):
     def _forget_bitstream(self):
         """Undo of the copy: remove it, unless the loader script on disk still names it (its own undo failed), so
         that the boot unit never points at a missing file."""
-        script = self._current("script") or ""
+        script = self.files.read(self.paths["script"]) or ""
         if self.paths["bitstream"] in script:
             return
-        self._remover("bitstream")()
-
-    def _writer(self, key, content):
-        def write():
-            p = self.paths[key]
-            _makedirs(os.path.dirname(p), 0o755 if key == "unit" else 0o700)
-            tmp = p + ".tmp"
-            try:
-                with open(tmp, "w") as f:
-                    f.write(content)
-                os.chmod(tmp, 0o644 if key == "unit" else 0o700)
-                os.rename(tmp, p)
-            finally:
-                _discard(tmp)
-        return write
-
-    def _linker(self, link):
-        def enable():
-            p = self.paths["wants"]
-            _makedirs(os.path.dirname(p), 0o755)
-            if os.path.lexists(p):
-                os.unlink(p)
-            os.symlink(link, p)
-        return enable
-
-    def _remover(self, key):
-        def remove():
-            if os.path.lexists(self.paths[key]):
-                os.unlink(self.paths[key])
-        return remove
-
-    def _restorer(self, key, before):
-        def restore():
-            p = self.paths[key]
-            if before is None:
-                if os.path.lexists(p):
-                    os.unlink(p)
-            elif key == "wants":
-                if os.path.lexists(p):
-                    os.unlink(p)
-                os.symlink(before, p)
-            else:
-                self._writer(key, before)()
-        return restore
+        if os.path.lexists(self.paths["bitstream"]):
+            os.unlink(self.paths["bitstream"])
 
 
 def _discard(path):
@@ -724,13 +628,3 @@ def _same_file(path, sha256):
         return h.hexdigest() == sha256
     except (IOError, OSError):
         return False
-
-
-def _makedirs(path, mode):
-    make_dirs(path, mode)
-
-
-def _sh(text):
-    if re.match(r"^[A-Za-z0-9_./:=+-]+$", text):
-        return text
-    return "'" + text.replace("'", "'\\''") + "'"

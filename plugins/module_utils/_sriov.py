@@ -24,6 +24,7 @@ import os
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
@@ -128,16 +129,6 @@ def blocking(evidence, force):
     if not force:
         return list(evidence)
     return [e for e in evidence if e["kind"] == "domain"]
-
-
-def evidence_text(evidence):
-    parts = []
-    for e in evidence:
-        if e["kind"] == "domain":
-            parts.append("running domain %s (%s)" % (e["name"], e["evidence"]))
-        else:
-            parts.append("process %s pid %s (%s)" % (e["name"], e["pid"], e["evidence"]))
-    return "; ".join(parts)
 
 
 def blocked_error(plan, what):

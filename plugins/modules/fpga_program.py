@@ -274,9 +274,10 @@ import tempfile
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _inuse, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
 
@@ -321,10 +322,14 @@ def run(module, sysfs, workdir, auditor, out):
         if evidence:
             what = "card" if target.model == "single" else "port"
             raise _fpga.FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
-                                  % (target.name, _fpga.dashed(want), what, _fpga.evidence_text(evidence)),
+                                  % (target.name, _fpga.dashed(want), what, _inuse.evidence_text(evidence)),
                                   in_use_by=evidence)
-    persist = _fpga.BootUnit(sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
-                             persist_root=p["persist_root"])
+    try:
+        files = Files(sysfs, p["persist_root"])
+    except ValueError as e:
+        raise _fpga.FpgaError(str(e))
+    persist = _fpga.BootUnit(files, sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
+                             wrap=auditor.wrap)
     if p["persistent"]:
         out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
     runner = _tools.ToolRunner(sysfs, run=module.run_command, timeout=p["timeout"], timeout_bin=_timeout_bin(module),
@@ -332,7 +337,6 @@ def run(module, sysfs, workdir, auditor, out):
     out["tool"]["runs"] = runner.calls
     plan = _fpga.build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
                             rollback=rollback, auditor=auditor, persist=persist)
-    _audit_persist_steps(plan, auditor, target)
     out["plan"] = plan.describe()
     if module._diff:  # pylint: disable=protected-access
         out["diff"] = plan.diff()
@@ -356,12 +360,6 @@ def run(module, sysfs, workdir, auditor, out):
                 rc, _o, err = module.run_command([systemctl, "daemon-reload"])
                 if rc != 0:
                     module.warn("systemctl daemon-reload failed: %s" % err.strip())
-
-
-def _audit_persist_steps(plan, auditor, target):
-    for step in plan.steps:
-        if step.target and step.target.startswith((_fpga.UNIT_DIR, _fpga.STATE_DIR)):
-            step.action = auditor.wrap(step.action, step.description, target.name, old=None, new=step.target)
 
 
 def _check_fits(target, bitstream, label):

@@ -212,5 +212,8 @@ def test_plan_tool_timeout_message():
 
 
 def test_unit_name():
-    assert _fpga.unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000-5e-00-0-dfl-port-0.service"
-    assert _fpga.unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000-af-00-1.service"
+    """The boot unit has the one naming scheme of _persist; the old name is kept only to retire old units."""
+    assert _fpga.unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000_5e_00_0-dfl_port_0.service"
+    assert _fpga.unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000_af_00_1.service"
+    assert _fpga.legacy_unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000-5e-00-0-dfl-port-0.service"
+    assert _fpga.legacy_unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000-af-00-1.service"

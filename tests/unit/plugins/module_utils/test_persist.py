@@ -47,6 +47,54 @@ def test_unit_and_script_text():
     assert s.startswith("#!/bin/sh\n") and "echo body\nexit $rc\n" in s
 
 
+def test_one_unit_writer_for_every_kind():
+    """SR-IOV/vGPU units are byte for byte what they were; the FPGA loader takes the same writer with its options
+    (after local-fs.target, no systemd restart: it retries itself, a start timeout), ordered the same way."""
+    plain = unit_text("sriov_vfs", "d", "/s.sh")
+    assert unit_text("sriov_vfs", "d", "/s.sh", (), True, None) == plain
+    assert "After=systemd-udev-settle.service systemd-modules-load.service\n" in plain and "TimeoutStartSec" not in plain
+    f = unit_text("fpga_program", "d", "/s.sh", after=("local-fs.target",), restart=False, timeout_start=990)
+    assert "Before=libvirtd.service virtqemud.service nova-compute.service\n" in f
+    assert "After=systemd-udev-settle.service systemd-modules-load.service local-fs.target\n" in f
+    assert "Restart" not in f and "TimeoutStartSec=990\n" in f and exec_start(f) == "/bin/sh /s.sh"
+    assert unit_basename("fpga", "0000:5e:00.0", "dfl-port.0") == "accelops-fpga-0000_5e_00_0-dfl_port_0"
+    assert unit_basename("fpga", "0000:af:00.1", None) == "accelops-fpga-0000_af_00_1"
+
+
+def test_legacy_units_are_retired_after_the_new_one(files):
+    """An old release's unit for the same device (another name) is removed once the new one is in place: a cut
+    in between leaves two units that load the same state, never none; each removal undoes."""
+    old_unit, old_script = "/etc/systemd/system/accelops-old.service", "/var/lib/accelops/old.sh"
+    old_link = "/etc/systemd/system/multi-user.target.wants/accelops-old.service"
+    for host, text in ((old_unit, "[Unit]\n"), (old_script, "#!/bin/sh\n")):
+        os.makedirs(os.path.dirname(files.real(host)), exist_ok=True)
+        with open(files.real(host), "w") as f:
+            f.write(text)
+    os.makedirs(os.path.dirname(files.real(old_link)))
+    os.symlink("../accelops-old.service", files.real(old_link))
+    plan = Plan()
+    assert files.unit_steps(plan, _wrap, "t", "fpga", "0000:5e:00.0", "d", ["true"], part="dfl-port.0",
+                            legacy=[(old_unit, old_script)])
+    targets = [s.target for s in plan.steps]
+    assert targets == ["/etc/accelops/boot/accelops-fpga-0000_5e_00_0-dfl_port_0.sh",
+                       "/etc/systemd/system/accelops-fpga-0000_5e_00_0-dfl_port_0.service",
+                       "/etc/systemd/system/multi-user.target.wants/accelops-fpga-0000_5e_00_0-dfl_port_0.service",
+                       old_link, old_unit, old_script]
+    plan.steps.append(plan.steps[0].__class__("fails", lambda: 1 / 0))
+    with pytest.raises(Exception):
+        execute(plan)
+    assert os.path.islink(files.real(old_link)) and os.readlink(files.real(old_link)) == "../accelops-old.service"
+    assert open(files.real(old_unit)).read() == "[Unit]\n" and os.path.exists(files.real(old_script))
+    plan = Plan()
+    files.unit_steps(plan, _wrap, "t", "fpga", "0000:5e:00.0", "d", ["true"], part="dfl-port.0",
+                     legacy=[(old_unit, old_script)])
+    execute(plan)
+    assert not any(os.path.lexists(files.real(p)) for p in (old_unit, old_script, old_link))
+    again = Plan()
+    assert not files.unit_steps(again, _wrap, "t", "fpga", "0000:5e:00.0", "d", ["true"], part="dfl-port.0",
+                                legacy=[(old_unit, old_script)]) and not again
+
+
 def test_script_helpers_compare_before_writing(tmp_path):
     """put writes only a different value; need fails while a path is missing (systemd then retries)."""
     attr = tmp_path / "attr"

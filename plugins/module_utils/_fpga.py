@@ -15,6 +15,9 @@ Flow (docs/fpga.md):
    vendor tool's command line, where the function is read back, which units must be idle.
 4. :func:`build_plan` turns (target, bitstream, options) into a :class:`_plan.Plan`; check mode, diff
    mode and the real run all come from that one plan.
+5. :func:`plan_program` is the ``fpga_program`` module's plan hook: the steps above with the refusals (in use,
+   tool missing), the boot files (:class:`BootUnit`, written through :mod:`_persist`) and the read-back after
+   the run; :mod:`_hostmodule` runs it (execution, rollback, audit, result).
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -31,11 +34,12 @@ import struct
 import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError, find_tool, not_installed
 
 __metaclass__ = type
 
@@ -55,12 +59,8 @@ BOOT_RETRIES = 3
 BOOT_RETRY_DELAY = 10
 
 
-class FpgaError(Exception):
-    """A refusal or failure with an operator-readable message (the module fails with it)."""
-
-    def __init__(self, message, **details):
-        super(FpgaError, self).__init__(message)
-        self.details = details
+class FpgaError(Refusal):
+    """A refusal or failure with an operator-readable message (the module fails with it); ``extra``: result keys."""
 
 
 # -- ids -------------------------------------------------------------------------------------------
@@ -498,6 +498,96 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
 
 def _nothing():
     return None
+
+
+# -- the module's run (the plan hook of fpga_program, run by _hostmodule) ------------------------------------
+def _function(value):
+    return {"function": dashed(value) if value else None}
+
+
+def check_fits(target, bitstream, label):
+    """Refuse a bitstream of the wrong format or built for another interface than the region's."""
+    fmt = "gbs" if target.vendor == "intel" else "xclbin"
+    if bitstream["format"] != fmt:
+        raise FpgaError("%s %s is a %s file; %s takes %s files" % (
+            label, bitstream["path"], bitstream["format"], target.name, fmt))
+    if not target.interface_ids:
+        raise FpgaError("%s: the region's interface id cannot be read from sysfs, so %s cannot be checked "
+                        "against it; nothing was loaded" % (target.name, label))
+    if bitstream["interface_id"] not in target.interface_ids:
+        raise FpgaError("%s %s was built for interface %s, but %s has interface %s; nothing was loaded" % (
+            label, bitstream["path"], dashed(bitstream["interface_id"]), target.name,
+            ", ".join(dashed(i) for i in target.interface_ids)))
+
+
+def observe(sysfs, target):
+    """The function shown now, for a failure message (never raises)."""
+    try:
+        v = read_function(sysfs, target)
+        return dashed(v) if v else "none"
+    except FpgaError as e:
+        return "unknown (%s)" % e
+
+
+def plan_program(host):
+    """Everything checked, then the plan of one ``fpga_program`` run (a :class:`_hostmodule.Job`): the target,
+    the verified bitstream(s), the in-use refusal, the load with its read-back and undo, the boot files. Keys
+    are put into ``host.result`` as soon as they are known (a refusal returns them too)."""
+    p, sysfs, out = host.params, host.sysfs, host.result
+    if p["timeout"] is None or p["timeout"] < 1:
+        raise FpgaError("timeout must be a positive number of seconds; got %r" % (p["timeout"],))
+    target = locate(sysfs, p["address"], p["port"])
+    out["target"] = target.describe()
+    tool_path = find_tool(sysfs, target.tool)
+    out["tool"] = {"path": tool_path, "runs": []}
+    current = read_function(sysfs, target)
+    out["before"] = _function(current)
+
+    workdir = host.workdir()
+    bitstream = stage_bitstream(p["bitstream"], p["sha256"], workdir)
+    out["bitstream"] = _public(bitstream)
+    check_fits(target, bitstream, "bitstream")
+    want = bitstream["function_id"]
+    if p["function_id"] and normalize_id(p["function_id"]) != want:
+        raise FpgaError("bitstream %s carries function %s, not function_id %s; nothing was loaded"
+                        % (p["bitstream"], dashed(want), p["function_id"]))
+    rollback = None
+    if p["rollback_bitstream"]:
+        rollback = stage_bitstream(p["rollback_bitstream"], p["rollback_sha256"], workdir, label="rollback_bitstream")
+        check_fits(target, rollback, "rollback_bitstream")
+        if current != want and rollback["function_id"] != current:
+            raise FpgaError("rollback_bitstream %s carries function %s, but %s has %s loaded now; it would not "
+                            "restore the current state, so nothing was loaded"
+                            % (p["rollback_bitstream"], dashed(rollback["function_id"]), target.name,
+                               dashed(current) if current else "nothing"))
+
+    loading = current != want or p["force"]
+    if (loading or p["persistent"]) and tool_path is None:
+        raise FpgaError("%s: %s" % (target.name, not_installed(sysfs, target.tool)))
+    if loading:
+        evidence = in_use(sysfs, target)
+        if evidence:
+            what = "card" if target.model == "single" else "port"
+            raise FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
+                            % (target.name, dashed(want), what, _inuse.evidence_text(evidence)), in_use_by=evidence)
+    persist = BootUnit(host.files, sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
+                       wrap=host.auditor.wrap)
+    if p["persistent"]:
+        out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
+    runner = host.tools(p["timeout"], require_limit=True)
+    runner.command([], p["timeout"])  # refuses now, before anything runs, when coreutils timeout is missing
+    out["tool"]["runs"] = runner.calls
+    plan = build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
+                      rollback=rollback, auditor=host.auditor, persist=persist)
+
+    def finish(host):
+        out["after"] = _function(want if host.check_mode else read_function(sysfs, target))
+
+    def failed(_host, e):
+        observed = observe(sysfs, target)
+        out["observed_function"] = observed
+        return "%s; %s now shows function %s" % (e, target.name, observed)
+    return Job(plan, finish=finish, failed=failed)
 
 
 # -- boot persistence ------------------------------------------------------------------------------------

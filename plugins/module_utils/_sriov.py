@@ -26,7 +26,7 @@ import re
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
 DEVICES = "/sys/bus/pci/devices"
@@ -35,13 +35,9 @@ TOOL_TIMEOUT = 60
 MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
-class ProgrammingError(Exception):
+class ProgrammingError(Refusal):
     """A request that cannot be carried out; the message names the device and the cause. ``extra`` goes into
     the module result."""
-
-    def __init__(self, message, **extra):
-        super(ProgrammingError, self).__init__(message)
-        self.extra = extra
 
 
 class HostOps(object):

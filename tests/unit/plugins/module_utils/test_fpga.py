@@ -117,7 +117,7 @@ def test_stage_wrong_checksum_leaves_nothing(tmp_path):
     work.mkdir()
     with pytest.raises(_fpga.FpgaError, match="not the pinned") as e:
         _fpga.stage_bitstream(str(src), "a" * 64, str(work))
-    assert os.listdir(str(work)) == [] and e.value.details["bitstream"]["sha256"]
+    assert os.listdir(str(work)) == [] and e.value.extra["bitstream"]["sha256"]
     with pytest.raises(_fpga.FpgaError, match="64 hex digits"):
         _fpga.stage_bitstream(str(src), "abc", str(work))
 

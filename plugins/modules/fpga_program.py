@@ -250,6 +250,16 @@ applied:
   returned: success
   type: list
   elements: str
+rolled_back:
+  description: Steps undone after a later step failed (as M(accelops.lifecycle.sriov_vfs) and M(accelops.lifecycle.vgpu)).
+  returned: always
+  type: list
+  elements: str
+rollback_failed:
+  description: Steps whose undo failed (step and error); they are still in effect.
+  returned: always
+  type: list
+  elements: dict
 audit:
   description: The audit lines written to the system log.
   returned: always

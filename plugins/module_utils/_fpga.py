@@ -15,6 +15,9 @@ Flow (docs/fpga.md):
    vendor tool's command line, where the function is read back, which units must be idle.
 4. :func:`build_plan` turns (target, bitstream, options) into a :class:`_plan.Plan`; check mode, diff
    mode and the real run all come from that one plan.
+5. :func:`plan_program` is the ``fpga_program`` module's plan hook: the steps above with the refusals (in use,
+   tool missing), the boot files (:class:`BootUnit`, written through :mod:`_persist`) and the read-back after
+   the run; :mod:`_hostmodule` runs it (execution, rollback, audit, result).
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -31,10 +34,12 @@ import struct
 import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import BEFORE, make_dirs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError, find_tool, not_installed
 
 __metaclass__ = type
 
@@ -49,19 +54,13 @@ _AXLF_MIN = _AXLF_HEADER + 152
 HEADER_LIMIT = 1 << 20                   # metadata is read from the first MiB at most
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
-TOOL_DIRS = _discovery.TOOL_DIRS
 STATE_DIR = "/var/lib/accelops/fpga"
-UNIT_DIR = "/etc/systemd/system"
 BOOT_RETRIES = 3
 BOOT_RETRY_DELAY = 10
 
 
-class FpgaError(Exception):
-    """A refusal or failure with an operator-readable message (the module fails with it)."""
-
-    def __init__(self, message, **details):
-        super(FpgaError, self).__init__(message)
-        self.details = details
+class FpgaError(Refusal):
+    """A refusal or failure with an operator-readable message (the module fails with it); ``extra``: result keys."""
 
 
 # -- ids -------------------------------------------------------------------------------------------
@@ -430,33 +429,7 @@ def _port_holders(sysfs, nodes):
     return out
 
 
-def evidence_text(evidence):
-    parts = []
-    for e in evidence:
-        if e.get("kind") == "domain":
-            parts.append("domain %s (%s)" % (e.get("name"), e.get("evidence")))
-        else:
-            parts.append("process %s pid %s (%s)" % (e.get("name"), e.get("pid"), e.get("evidence")))
-    return "; ".join(parts)
-
-
 # -- tools -----------------------------------------------------------------------------------------
-def find_tool(sysfs, name):
-    """The vendor tool's path on this machine: with root '/', PATH and the usual directories; under another
-    root only ``<root>/usr/bin`` etc. (the simulated host's own tools)."""
-    if sysfs.root == "/":
-        for d in os.environ.get("PATH", "").split(os.pathsep) + list(TOOL_DIRS):
-            p = os.path.join(d, name) if d else None
-            if p and os.access(p, os.X_OK) and not os.path.isdir(p):
-                return p
-        return None
-    for d in TOOL_DIRS:
-        p = sysfs.real(d + "/" + name)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return None
-
-
 def tool_args(target, staged_path):
     """The vendor tool's arguments (after the tool's path) that load ``staged_path`` onto ``target``."""
     if target.tool == "fpgaconf":
@@ -469,34 +442,13 @@ def tool_args(target, staged_path):
     return ["program", "--device", target.management, "--user", staged_path]
 
 
-class Runner(object):
-    """Runs a vendor tool with a timeout: ``run(argv, timeout)`` -> ``(rc, stdout, stderr)``; rc 124 (or
-    137 after the kill) means it timed out. The module's runner wraps ``module.run_command`` with
-    coreutils ``timeout``."""
-
-    def __init__(self, run_command, timeout_bin):
-        self.run_command = run_command
-        self.timeout_bin = timeout_bin
-        self.calls = []
-
-    def run(self, argv, timeout):
-        full = [self.timeout_bin, "--kill-after=10", "%ds" % timeout] + list(argv)
-        rc, out, err = self.run_command(full)
-        self.calls.append({"argv": list(argv), "rc": rc, "stdout": out, "stderr": err})
-        return rc, out, err
-
-
-def load(sysfs, runner, target, tool_path, bitstream, timeout):
-    """Run the vendor tool once; raises :class:`FpgaError` with the tool's own words when it fails."""
-    argv = [tool_path] + tool_args(target, bitstream["staged"])
-    rc, out, err = runner.run(argv, timeout)
-    if rc in (124, 137):
-        raise FpgaError("%s: %s did not finish within %d s and was stopped (timeout); the region may be "
-                        "half-programmed" % (target.name, os.path.basename(tool_path), timeout))
-    if rc != 0:
-        said = (err or "").strip() or (out or "").strip() or "no output"
-        raise FpgaError("%s: %s failed (rc %s): %s" % (target.name, os.path.basename(tool_path), rc, said[-800:]))
-    return rc
+def load(runner, target, tool_path, bitstream, timeout):
+    """Run the vendor tool once (a :class:`_tools.ToolRunner`); raises :class:`FpgaError` with the tool's own
+    words when it fails."""
+    try:
+        return runner.run(tool_path, tool_args(target, bitstream["staged"]), timeout=timeout)[0]
+    except ToolError as e:
+        raise FpgaError("%s: %s%s" % (target.name, e, "; the region may be half-programmed" if e.timed_out else ""))
 
 
 def verify(sysfs, target, want):
@@ -519,14 +471,14 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
         undo = None
         if rollback is not None:
             def undo():
-                load(sysfs, runner, target, tool_path, rollback, timeout)
+                load(runner, target, tool_path, rollback, timeout)
                 verify(sysfs, target, current)
                 if auditor is not None:
                     auditor.record("rollback fpga function", label, old=dashed(want), new=dashed(current),
                                    extra={"bitstream": rollback["resolved"], "sha256": rollback["sha256"]})
 
         def action():
-            load(sysfs, runner, target, tool_path, bitstream, timeout)
+            load(runner, target, tool_path, bitstream, timeout)
             if auditor is not None:
                 auditor.record("load fpga function", label, old=dashed(current) if current else None, new=dashed(want),
                                extra={"bitstream": bitstream["resolved"], "sha256": bitstream["sha256"],
@@ -540,8 +492,7 @@ def build_plan(sysfs, runner, target, tool_path, bitstream, current, timeout, fo
         plan.add("read the function back from %s" % (target.function_path,),
                  lambda: verify(sysfs, target, want), _nothing)
     if persist is not None:
-        for desc, action, undo, path, before, after in persist.steps():
-            plan.add(desc, action, undo, target=path, before=before, after=after)
+        persist.add_steps(plan)
     return plan
 
 
@@ -549,67 +500,156 @@ def _nothing():
     return None
 
 
+# -- the module's run (the plan hook of fpga_program, run by _hostmodule) ------------------------------------
+def _function(value):
+    return {"function": dashed(value) if value else None}
+
+
+def check_fits(target, bitstream, label):
+    """Refuse a bitstream of the wrong format or built for another interface than the region's."""
+    fmt = "gbs" if target.vendor == "intel" else "xclbin"
+    if bitstream["format"] != fmt:
+        raise FpgaError("%s %s is a %s file; %s takes %s files" % (
+            label, bitstream["path"], bitstream["format"], target.name, fmt))
+    if not target.interface_ids:
+        raise FpgaError("%s: the region's interface id cannot be read from sysfs, so %s cannot be checked "
+                        "against it; nothing was loaded" % (target.name, label))
+    if bitstream["interface_id"] not in target.interface_ids:
+        raise FpgaError("%s %s was built for interface %s, but %s has interface %s; nothing was loaded" % (
+            label, bitstream["path"], dashed(bitstream["interface_id"]), target.name,
+            ", ".join(dashed(i) for i in target.interface_ids)))
+
+
+def observe(sysfs, target):
+    """The function shown now, for a failure message (never raises)."""
+    try:
+        v = read_function(sysfs, target)
+        return dashed(v) if v else "none"
+    except FpgaError as e:
+        return "unknown (%s)" % e
+
+
+def plan_program(host):
+    """Everything checked, then the plan of one ``fpga_program`` run (a :class:`_hostmodule.Job`): the target,
+    the verified bitstream(s), the in-use refusal, the load with its read-back and undo, the boot files. Keys
+    are put into ``host.result`` as soon as they are known (a refusal returns them too)."""
+    p, sysfs, out = host.params, host.sysfs, host.result
+    if p["timeout"] is None or p["timeout"] < 1:
+        raise FpgaError("timeout must be a positive number of seconds; got %r" % (p["timeout"],))
+    target = locate(sysfs, p["address"], p["port"])
+    out["target"] = target.describe()
+    tool_path = find_tool(sysfs, target.tool)
+    out["tool"] = {"path": tool_path, "runs": []}
+    current = read_function(sysfs, target)
+    out["before"] = _function(current)
+
+    workdir = host.workdir()
+    bitstream = stage_bitstream(p["bitstream"], p["sha256"], workdir)
+    out["bitstream"] = _public(bitstream)
+    check_fits(target, bitstream, "bitstream")
+    want = bitstream["function_id"]
+    if p["function_id"] and normalize_id(p["function_id"]) != want:
+        raise FpgaError("bitstream %s carries function %s, not function_id %s; nothing was loaded"
+                        % (p["bitstream"], dashed(want), p["function_id"]))
+    rollback = None
+    if p["rollback_bitstream"]:
+        rollback = stage_bitstream(p["rollback_bitstream"], p["rollback_sha256"], workdir, label="rollback_bitstream")
+        check_fits(target, rollback, "rollback_bitstream")
+        if current != want and rollback["function_id"] != current:
+            raise FpgaError("rollback_bitstream %s carries function %s, but %s has %s loaded now; it would not "
+                            "restore the current state, so nothing was loaded"
+                            % (p["rollback_bitstream"], dashed(rollback["function_id"]), target.name,
+                               dashed(current) if current else "nothing"))
+
+    loading = current != want or p["force"]
+    if (loading or p["persistent"]) and tool_path is None:
+        raise FpgaError("%s: %s" % (target.name, not_installed(sysfs, target.tool)))
+    if loading:
+        evidence = in_use(sysfs, target)
+        if evidence:
+            what = "card" if target.model == "single" else "port"
+            raise FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
+                            % (target.name, dashed(want), what, _inuse.evidence_text(evidence)), in_use_by=evidence)
+    persist = BootUnit(host.files, sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
+                       wrap=host.auditor.wrap)
+    if p["persistent"]:
+        out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
+    runner = host.tools(p["timeout"], require_limit=True)
+    runner.command([], p["timeout"])  # refuses now, before anything runs, when coreutils timeout is missing
+    out["tool"]["runs"] = runner.calls
+    plan = build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
+                      rollback=rollback, auditor=host.auditor, persist=persist)
+
+    def finish(host):
+        out["after"] = _function(want if host.check_mode else read_function(sysfs, target))
+
+    def failed(_host, e):
+        observed = observe(sysfs, target)
+        out["observed_function"] = observed
+        return "%s; %s now shows function %s" % (e, target.name, observed)
+    return Job(plan, finish=finish, failed=failed)
+
+
 # -- boot persistence ------------------------------------------------------------------------------------
 def unit_name(target):
+    """The boot unit of a target, in :mod:`_persist`'s one naming scheme."""
+    return unit_basename("fpga", target.address, target.port) + ".service"
+
+
+def legacy_unit_name(target):
+    """The name releases before the shared boot units gave the unit (kept to find and retire it)."""
     name = "accelops-fpga-%s" % target.address.replace(":", "-").replace(".", "-")
     if target.port:
         name += "-" + re.sub(r"[^A-Za-z0-9]", "-", target.port)
     return name + ".service"
 
 
-class BootUnit(object):
-    """The files that re-run the same verified load at boot: a copy of the bitstream, a loader script and a
-    systemd unit (enabled through a multi-user.target.wants link). Paths are host paths mapped under the
-    root; what the script and unit name are the paths *on this machine* (the same when root is /)."""
+def _no_audit(fn, *_args, **_kwargs):
+    return fn
 
-    def __init__(self, sysfs, target, tool_path, bitstream, timeout, present=True, persist_root=None):
+
+class BootUnit(object):
+    """What re-runs the same verified load at boot: a copy of the bitstream under :data:`STATE_DIR` and, through
+    :class:`_persist.Files`, the loader script and its unit (the one unit writer of every host module). The
+    script checks the copy's sha256, runs the tool with the timeout and reads the function back, retrying
+    itself (so systemd does not restart it). A unit an older release wrote under its old name is retired."""
+
+    def __init__(self, files, sysfs, target, tool_path, bitstream, timeout, present=True, wrap=None):
+        self.files = files
         self.sysfs = sysfs
         self.target = target
         self.name = unit_name(target)
         self.present = present
+        self.wrap = wrap or _no_audit
         ext = ".gbs" if bitstream["format"] == "gbs" else ".xclbin"
-        self.host_paths = {
-            "bitstream": "%s/%s%s" % (STATE_DIR, bitstream["sha256"], ext),
-            "script": "%s/%s.sh" % (STATE_DIR, self.name[:-len(".service")]),
-            "unit": "%s/%s" % (UNIT_DIR, self.name),
-            "wants": "%s/multi-user.target.wants/%s" % (UNIT_DIR, self.name),
-        }
-        # Boot files go under persist_root (default: the host root); the sysfs paths the script reads stay the host's.
-        if persist_root is None:
-            self.root = sysfs.root
-            real = sysfs.real
-        else:
-            self.root = os.path.abspath(persist_root)
-            real = (lambda v: v) if self.root == "/" else (lambda v: os.path.join(self.root, v.lstrip("/")))
-        self.paths = dict((k, real(v)) for k, v in self.host_paths.items())
+        self.host_paths = dict(files.unit_host_paths("fpga", target.address, target.port))
+        self.host_paths["bitstream"] = "%s/%s%s" % (STATE_DIR, bitstream["sha256"], ext)
+        self.paths = dict((k, files.real(v)) for k, v in self.host_paths.items())
+        self.root = files.root
         self.bitstream = bitstream
         self.tool_path = tool_path
         self.timeout = timeout
-        self.contents = {"script": self._script(), "unit": self._unit()} if present else {}
 
-    def _script(self):
+    def body(self):
         t = self.target
         args = tool_args(t, self.paths["bitstream"])
-        want = self.bitstream["function_id"]
         glob = self.sysfs.real(t.function_glob) if t.function_glob else ""
-        return "\n".join([
-            "#!/bin/sh",
-            "# Written by accelops.lifecycle.fpga_program: reload %s at boot (a loaded function is lost at"
+        return [
+            "# reload %s at boot (a loaded function is lost at power-off): checks the pinned sha256 of the kept"
             % t.name,
-            "# power-off). Do not edit: the module rewrites it. Verifies the pinned sha256 first, then the",
-            "# function read back from sysfs; retries %d times." % BOOT_RETRIES,
-            "set -u",
-            "bitstream=%s" % _sh(self.paths["bitstream"]),
+            "# copy first, then the function read back from sysfs; retries %d times." % BOOT_RETRIES,
+            "bitstream=%s" % shell_quote(self.paths["bitstream"]),
             "sha256=%s" % self.bitstream["sha256"],
-            "want=%s" % want,
+            "want=%s" % self.bitstream["function_id"],
             "tries=0",
+            "rc=1",
             "while [ \"$tries\" -lt %d ]; do" % BOOT_RETRIES,
             "    tries=$((tries + 1))",
             "    if ! echo \"$sha256  $bitstream\" | sha256sum -c --status -; then",
             "        echo \"accelops-fpga: $bitstream does not match sha256 $sha256; not loading\" >&2",
             "        exit 2",
             "    fi",
-            "    if timeout --kill-after=10 %ds %s; then" % (self.timeout, " ".join(_sh(a) for a in [self.tool_path] + args)),
+            "    if timeout --kill-after=10 %ds %s; then" % (self.timeout, " ".join(shell_quote(a) for a in [self.tool_path] + args)),
             "        for f in %s; do" % glob,
             "            got=$(tr -d -- '-\\n' < \"$f\" | tr 'A-F' 'a-f')",
             "            got=${got#0x}",
@@ -621,68 +661,27 @@ class BootUnit(object):
             "        echo \"accelops-fpga: %s: function read back is not $want\" >&2" % t.name,
             "    fi",
             "    [ \"$tries\" -lt %d ] && sleep %d" % (BOOT_RETRIES, BOOT_RETRY_DELAY),
-            "done",
-            "exit 1",
-            ""])
+            "done"]
 
-    def _unit(self):
-        return "\n".join([
-            "# Written by accelops.lifecycle.fpga_program; do not edit.",
-            "[Unit]",
-            "Description=Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
-            # the same services as every other boot unit: on modular-libvirt hosts VMs start from virtqemud
-            "Before=%s" % BEFORE,
-            "After=systemd-modules-load.service local-fs.target",
-            "",
-            "[Service]",
-            "Type=oneshot",
-            "RemainAfterExit=yes",
-            "ExecStart=/bin/sh %s" % self.paths["script"],
-            "TimeoutStartSec=%d" % (BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30),
-            "",
-            "[Install]",
-            "WantedBy=multi-user.target",
-            ""])
-
-    def _current(self, key):
-        p = self.paths[key]
-        if key == "wants":
-            return os.readlink(p) if os.path.islink(p) else None
-        try:
-            with open(p, "r") as f:
-                return f.read()
-        except (IOError, OSError):
-            return None
-
-    def steps(self):
-        """(description, action, undo, path, before, after) for each file that must change."""
-        out = []
-        if not self.present:
-            for key in ("wants", "unit", "script"):
-                before = self._current(key)
-                if before is not None or os.path.lexists(self.paths[key]):
-                    out.append(("remove %s" % self.host_paths[key], self._remover(key), self._restorer(key, before),
-                                self.host_paths[key], before, None))
-            return out
-        if not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
-            out.append(("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
-                        self._copy_bitstream, self._forget_bitstream, self.host_paths["bitstream"], None,
-                        self.bitstream["sha256"]))
-        for key in ("script", "unit"):
-            before = self._current(key)
-            if before != self.contents[key]:
-                out.append(("write %s" % self.host_paths[key], self._writer(key, self.contents[key]),
-                            self._restorer(key, before), self.host_paths[key], before, self.contents[key]))
-        link = "../%s" % self.name
-        if self._current("wants") != link:
-            out.append(("enable %s (link in multi-user.target.wants)" % self.name, self._linker(link),
-                        self._restorer("wants", self._current("wants")), self.host_paths["wants"],
-                        self._current("wants"), link))
-        return out
+    def add_steps(self, plan):
+        """Add the steps that make the boot files what they must be (nothing when they already are)."""
+        if self.present and not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
+            plan.add("keep a copy of the bitstream at %s for boot" % self.host_paths["bitstream"],
+                     self.wrap(self._copy_bitstream, "keep bitstream copy", self.host_paths["bitstream"], None,
+                               self.bitstream["sha256"]),
+                     self._forget_bitstream, target=self.host_paths["bitstream"], before=None,
+                     after=self.bitstream["sha256"])
+        old = legacy_unit_name(self.target)
+        legacy = [("%s/%s" % (UNIT_DIR, old), "%s/%s.sh" % (STATE_DIR, old[:-len(".service")]))]
+        self.files.unit_steps(
+            plan, self.wrap, "fpga_program", "fpga", self.target.address,
+            "Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
+            self.body() if self.present else None, part=self.target.port, after=("local-fs.target",), restart=False,
+            timeout_start=BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30, legacy=legacy)
 
     def _copy_bitstream(self):
         p = self.paths["bitstream"]
-        _makedirs(os.path.dirname(p), 0o700)
+        make_dirs(os.path.dirname(p), 0o700)
         tmp = p + ".tmp"
         try:
             shutil.copyfile(self.bitstream["staged"], tmp)
@@ -694,53 +693,11 @@ class BootUnit(object):
     def _forget_bitstream(self):
         """Undo of the copy: remove it, unless the loader script on disk still names it (its own undo failed), so
         that the boot unit never points at a missing file."""
-        script = self._current("script") or ""
+        script = self.files.read(self.paths["script"]) or ""
         if self.paths["bitstream"] in script:
             return
-        self._remover("bitstream")()
-
-    def _writer(self, key, content):
-        def write():
-            p = self.paths[key]
-            _makedirs(os.path.dirname(p), 0o755 if key == "unit" else 0o700)
-            tmp = p + ".tmp"
-            try:
-                with open(tmp, "w") as f:
-                    f.write(content)
-                os.chmod(tmp, 0o644 if key == "unit" else 0o700)
-                os.rename(tmp, p)
-            finally:
-                _discard(tmp)
-        return write
-
-    def _linker(self, link):
-        def enable():
-            p = self.paths["wants"]
-            _makedirs(os.path.dirname(p), 0o755)
-            if os.path.lexists(p):
-                os.unlink(p)
-            os.symlink(link, p)
-        return enable
-
-    def _remover(self, key):
-        def remove():
-            if os.path.lexists(self.paths[key]):
-                os.unlink(self.paths[key])
-        return remove
-
-    def _restorer(self, key, before):
-        def restore():
-            p = self.paths[key]
-            if before is None:
-                if os.path.lexists(p):
-                    os.unlink(p)
-            elif key == "wants":
-                if os.path.lexists(p):
-                    os.unlink(p)
-                os.symlink(before, p)
-            else:
-                self._writer(key, before)()
-        return restore
+        if os.path.lexists(self.paths["bitstream"]):
+            os.unlink(self.paths["bitstream"])
 
 
 def _discard(path):
@@ -761,13 +718,3 @@ def _same_file(path, sha256):
         return h.hexdigest() == sha256
     except (IOError, OSError):
         return False
-
-
-def _makedirs(path, mode):
-    make_dirs(path, mode)
-
-
-def _sh(text):
-    if re.match(r"^[A-Za-z0-9_./:=+-]+$", text):
-        return text
-    return "'" + text.replace("'", "'\\''") + "'"

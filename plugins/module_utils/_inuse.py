@@ -127,6 +127,17 @@ def _evidence(kind, name, pid, evidence):
     return {"kind": kind, "name": name, "pid": pid, "evidence": evidence}
 
 
+def evidence_text(evidence):
+    """In-use evidence (the dicts :meth:`InUse.lookup` returns) as one phrase for a refusal message."""
+    parts = []
+    for e in evidence:
+        if e.get("kind") == "domain":
+            parts.append("running domain %s (%s)" % (e.get("name"), e.get("evidence")))
+        else:
+            parts.append("process %s pid %s (%s)" % (e.get("name"), e.get("pid"), e.get("evidence")))
+    return "; ".join(parts)
+
+
 def collect_domains(sysfs, run_dir, inuse):
     real = sysfs.real(run_dir)
     try:

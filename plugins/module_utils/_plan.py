@@ -73,6 +73,15 @@ class Plan(object):
                 "after": "\n".join(after) + ("\n" if after else "")}
 
 
+class Refusal(Exception):
+    """A request that is refused or cannot be carried out, with an operator-readable message that names the
+    option or the device; ``extra`` goes into the module's result (the engines' errors derive from it)."""
+
+    def __init__(self, message, **extra):
+        super(Refusal, self).__init__(message)
+        self.extra = extra
+
+
 class PlanFailed(Exception):
     """A step failed; ``result`` says what ran, what was rolled back and what state the host is in."""
 
@@ -104,17 +113,38 @@ def execute(plan, check_mode=False):
             still = [s.description for s in done if s.description not in result["rolled_back"]]
             result["still_applied"] = still
             result["state"] = "partial" if still else "unchanged"
-            msg = "%s failed: %s" % (step.description, e)
-            if result["rolled_back"]:
-                msg += "; rolled back: %s" % "; ".join(result["rolled_back"])
-            if still:
-                msg += "; STILL IN EFFECT (roll back by hand or rerun): %s" % "; ".join(still)
-            else:
-                msg += "; the host is as it was before this run"
-            raise PlanFailed(msg, result)
+            raise PlanFailed(_failure_message(result), result)
         done.append(step)
         result["applied"].append(step.description)
     return result
+
+
+def _failure_message(result):
+    msg = "%s failed: %s" % (result["failed_step"], result["error"])
+    if result["rolled_back"]:
+        msg += "; rolled back: %s" % "; ".join(result["rolled_back"])
+    if result["still_applied"]:
+        msg += "; STILL IN EFFECT (roll back by hand or rerun): %s" % "; ".join(result["still_applied"])
+    else:
+        msg += "; the host is as it was before this run"
+    return msg
+
+
+def execute_more(first, more):
+    """Run ``more``, a plan computed only after ``first`` ran (a vendor vGPU type id learnt while running). When it
+    fails (it has rolled back its own steps), ``first``'s steps are undone too, in reverse order, so that the
+    :class:`PlanFailed` describes the whole run."""
+    try:
+        return execute(more)
+    except PlanFailed as failed:
+        r = failed.result
+        r["steps"] = first.describe() + r["steps"]
+        r["applied"] = [s.description for s in first.steps] + r["applied"]
+        roll_back(first.steps, r)
+        still = [s.description for s in first.steps if s.description not in r["rolled_back"]] + r.get("still_applied", [])
+        r["still_applied"] = still
+        r["state"] = "partial" if still else "unchanged"
+        raise PlanFailed(_failure_message(r), r)
 
 
 def roll_back(done, result):

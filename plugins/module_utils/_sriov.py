@@ -22,27 +22,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
 DEVICES = "/sys/bus/pci/devices"
 DRIVERS = "/sys/bus/pci/drivers"
-TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/nvidia")
 TOOL_TIMEOUT = 60
 MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
-class ProgrammingError(Exception):
+class ProgrammingError(Refusal):
     """A request that cannot be carried out; the message names the device and the cause. ``extra`` goes into
     the module result."""
-
-    def __init__(self, message, **extra):
-        super(ProgrammingError, self).__init__(message)
-        self.extra = extra
 
 
 class HostOps(object):
@@ -57,7 +52,7 @@ class HostOps(object):
         self.auditor = auditor
         self.tool_timeout = tool_timeout
         self.libvirt_run_dir = libvirt_run_dir
-        self.tool_paths = dict(tool_paths or {})
+        self.tools = _tools.ToolRunner(sysfs, run=run, timeout=tool_timeout, tool_paths=tool_paths)
         self._inuse = None
 
     # -- sysfs ------------------------------------------------------------------------------------------
@@ -84,19 +79,7 @@ class HostOps(object):
 
     # -- tools ------------------------------------------------------------------------------------------
     def find_tool(self, name):
-        if name in self.tool_paths:
-            p = self.tool_paths[name]
-            return p if p and os.access(p, os.X_OK) else None
-        dirs = list(TOOL_DIRS)
-        if self.sysfs.root == "/":
-            dirs = os.environ.get("PATH", "").split(os.pathsep) + dirs
-        for d in dirs:
-            if not d:
-                continue
-            p = self.sysfs.real(d + "/" + name) if self.sysfs.root != "/" else os.path.join(d, name)
-            if os.access(p, os.X_OK) and not os.path.isdir(p):
-                return p
-        return None
+        return self.tools.find(name)
 
     def can_run(self):
         """Whether tools can be run (a command runner was given)."""
@@ -104,24 +87,16 @@ class HostOps(object):
 
     def run_tool(self, name, args, check=True):
         """Run a tool. Returns (rc, out, err); with ``check`` a non-zero exit, a missing tool or a timeout raise
-        :class:`ProgrammingError` naming the command and the cause."""
+        :class:`ProgrammingError` naming the command and the cause (:mod:`_tools`' wording)."""
         path = self.find_tool(name)
         if path is None:
-            raise ProgrammingError("%s is not installed (looked under %s in %s)" % (name, self.sysfs.root, ", ".join(TOOL_DIRS)))
+            raise ProgrammingError(str(_tools.not_installed(self.sysfs, name)))
         if self._run is None:
             raise ProgrammingError("cannot run %s: no command runner was given" % name)
-        argv = [path] + list(args)
-        limit = shutil.which("timeout")
-        full = ([limit, "-k", "5", str(self.tool_timeout)] if limit and self.tool_timeout else []) + argv
         try:
-            rc, out, err = self._run(full)
-        except Exception as e:  # pylint: disable=broad-except
-            raise ProgrammingError("%s failed to start: %s" % (" ".join(argv), e))
-        if rc in (124, 137) and limit:
-            raise ProgrammingError("%s did not finish within %d s and was stopped" % (" ".join(argv), self.tool_timeout))
-        if check and rc != 0:
-            raise ProgrammingError("%s failed (exit %s): %s" % (" ".join(argv), rc, (err or out or "").strip()[:400]))
-        return rc, out, err
+            return self.tools.run(path, args, check=check)
+        except _tools.ToolError as e:
+            raise ProgrammingError(str(e))
 
     # -- in use -----------------------------------------------------------------------------------------
     def inuse(self):
@@ -150,16 +125,6 @@ def blocking(evidence, force):
     if not force:
         return list(evidence)
     return [e for e in evidence if e["kind"] == "domain"]
-
-
-def evidence_text(evidence):
-    parts = []
-    for e in evidence:
-        if e["kind"] == "domain":
-            parts.append("running domain %s (%s)" % (e["name"], e["evidence"]))
-        else:
-            parts.append("process %s pid %s (%s)" % (e["name"], e["pid"], e["evidence"]))
-    return "; ".join(parts)
 
 
 def blocked_error(plan, what):

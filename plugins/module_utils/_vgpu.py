@@ -28,9 +28,11 @@ import socket
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     DEVICES,
+    HostOps,
     ProgrammingError,
     blocked_error,
     blocking,
@@ -38,6 +40,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     read_pf,
     resolve_address,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
 NAMESPACE = uuidlib.UUID("0b7e3d6a-6f0e-5b8c-9a53-2f1c3c4d9e21")
@@ -454,3 +457,32 @@ def finish_vendor_persistence(ops, files, cards, module_name, desired, check_mod
         if c["_resolver"]:
             c["_resolver"].save()
     return plan
+
+
+def _public(cards):
+    return [dict((k, v) for k, v in c.items() if not k.startswith("_")) for c in cards]
+
+
+def plan_module(host):
+    """The plan hook of the ``vgpu`` module (run by :mod:`_hostmodule`): every GPU of ``addresses``; after the
+    run, the boot files of cards whose vendor type id was learnt only while running (a follow-up plan)."""
+    p = host.params
+    ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
+                  libvirt_run_dir=p["libvirt_run_dir"])
+    files = host.files
+    count = 0 if p["state"] == "absent" else p["count"]
+    desired = VgpuDesired(p["type"], count, p["backend"], p["force"], p["persistent"], p["hostname"])
+    plan, cards = plan_vgpu(ops, p["addresses"], desired, files=files, check_mode=host.check_mode)
+    host.result["gpus"] = _public(cards)
+
+    def finish(host):
+        if host.check_mode:
+            return None
+        try:
+            more = finish_vendor_persistence(ops, files, cards, "vgpu", desired, host.check_mode)
+        except (ProgrammingError, SysfsError) as e:
+            raise ProgrammingError("the vGPUs are in place but their boot files could not be planned: %s" % e)
+        finally:
+            host.result["gpus"] = _public(cards)
+        return more
+    return Job(plan, finish=finish)

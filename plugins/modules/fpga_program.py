@@ -101,10 +101,14 @@ options:
   persistent:
     description:
       - A loaded function is lost at power-off. With V(true) a systemd unit under C(/etc/systemd/system) (below
-        O(root)) re-runs the same load at boot, before C(libvirtd.service) and C(nova-compute.service); it
-        checks the sha256 of a copy of the bitstream kept under C(/var/lib/accelops/fpga), runs the vendor tool
-        with the timeout, reads the function back and retries a few times.
+        O(root)), the same kind of boot unit as M(accelops.lifecycle.sriov_vfs) and M(accelops.lifecycle.vgpu)
+        write, re-runs the same load at boot, before C(libvirtd.service), C(virtqemud.service) and
+        C(nova-compute.service); its script (under C(/etc/accelops/boot)) checks the sha256 of a copy of the
+        bitstream kept under C(/var/lib/accelops/fpga), runs the vendor tool with the timeout, reads the
+        function back and retries a few times.
       - With V(false), such a unit written earlier for this port or card is removed.
+      - A unit that an older release wrote under its former name (C(accelops-fpga-0000-5e-00-0-dfl-port-0.service))
+        is removed in either case.
       - Under a O(root) or O(persist_root) other than C(/), the unit names the paths through them;
         C(systemctl daemon-reload) is only run when the files are written under C(/).
     type: bool
@@ -246,6 +250,16 @@ applied:
   returned: success
   type: list
   elements: str
+rolled_back:
+  description: Steps undone after a later step failed (as M(accelops.lifecycle.sriov_vfs) and M(accelops.lifecycle.vgpu)).
+  returned: always
+  type: list
+  elements: str
+rollback_failed:
+  description: Steps whose undo failed (step and error); they are still in effect.
+  returned: always
+  type: list
+  elements: dict
 audit:
   description: The audit lines written to the system log.
   returned: always
@@ -268,135 +282,14 @@ state:
   type: str
 '''
 
-import os
-import shutil
-import tempfile
-
-
-from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga
-from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
-
-
-def _function(value):
-    return {"function": _fpga.dashed(value) if value else None}
-
-
-def run(module, sysfs, workdir, auditor, out):
-    p = module.params
-    if p["timeout"] is None or p["timeout"] < 1:
-        raise _fpga.FpgaError("timeout must be a positive number of seconds; got %r" % (p["timeout"],))
-    target = _fpga.locate(sysfs, p["address"], p["port"])
-    out["target"] = target.describe()
-    tool_path = _fpga.find_tool(sysfs, target.tool)
-    out["tool"] = {"path": tool_path, "runs": []}
-    current = _fpga.read_function(sysfs, target)
-    out["before"] = _function(current)
-
-    bitstream = _fpga.stage_bitstream(p["bitstream"], p["sha256"], workdir)
-    out["bitstream"] = _fpga._public(bitstream)  # pylint: disable=protected-access
-    _check_fits(target, bitstream, "bitstream")
-    want = bitstream["function_id"]
-    if p["function_id"] and _fpga.normalize_id(p["function_id"]) != want:
-        raise _fpga.FpgaError("bitstream %s carries function %s, not function_id %s; nothing was loaded"
-                              % (p["bitstream"], _fpga.dashed(want), p["function_id"]))
-    rollback = None
-    if p["rollback_bitstream"]:
-        rollback = _fpga.stage_bitstream(p["rollback_bitstream"], p["rollback_sha256"], workdir, label="rollback_bitstream")
-        _check_fits(target, rollback, "rollback_bitstream")
-        if current != want and rollback["function_id"] != current:
-            raise _fpga.FpgaError("rollback_bitstream %s carries function %s, but %s has %s loaded now; it would not "
-                                  "restore the current state, so nothing was loaded"
-                                  % (p["rollback_bitstream"], _fpga.dashed(rollback["function_id"]), target.name,
-                                     _fpga.dashed(current) if current else "nothing"))
-
-    loading = current != want or p["force"]
-    if loading or p["persistent"]:
-        if tool_path is None:
-            raise _fpga.FpgaError("%s: %s is not installed (looked in %s%s)" % (
-                target.name, target.tool, ", ".join(_fpga.TOOL_DIRS),
-                "" if sysfs.root == "/" else " under %s" % sysfs.root))
-    if loading:
-        evidence = _fpga.in_use(sysfs, target)
-        if evidence:
-            what = "card" if target.model == "single" else "port"
-            raise _fpga.FpgaError("%s is in use, refusing to load %s onto this %s (force does not change this): %s"
-                                  % (target.name, _fpga.dashed(want), what, _fpga.evidence_text(evidence)),
-                                  in_use_by=evidence)
-    persist = _fpga.BootUnit(sysfs, target, tool_path, bitstream, p["timeout"], present=p["persistent"],
-                             persist_root=p["persist_root"])
-    if p["persistent"]:
-        out["persistent"] = {"unit": persist.name, "files": dict(persist.host_paths)}
-    runner = _fpga.Runner(module.run_command, _timeout_bin(module))
-    out["tool"]["runs"] = runner.calls
-    plan = _fpga.build_plan(sysfs, runner, target, tool_path, bitstream, current, p["timeout"], force=p["force"],
-                            rollback=rollback, auditor=auditor, persist=persist)
-    _audit_persist_steps(plan, auditor, target)
-    out["plan"] = plan.describe()
-    if module._diff:  # pylint: disable=protected-access
-        out["diff"] = plan.diff()
-    try:
-        res = execute(plan, module.check_mode)
-    except PlanFailed as e:
-        observed = _observe(sysfs, target)
-        msg = "%s; %s now shows function %s" % (e, target.name, observed)
-        raise _fpga.FpgaError(msg, state=e.result.get("state"), still_applied=e.result.get("still_applied", []),
-                              rolled_back=e.result.get("rolled_back", []), rollback_failed=e.result.get("rollback_failed", []),
-                              failed_step=e.result.get("failed_step"), observed_function=observed)
-    out["changed"] = res["changed"]
-    out["applied"] = res["applied"]
-    if module.check_mode:
-        out["after"] = _function(want)
-    else:
-        out["after"] = _function(_fpga.read_function(sysfs, target))
-        if persist.root == "/" and any(s.target and s.target.startswith(_fpga.UNIT_DIR) for s in plan.steps):
-            systemctl = module.get_bin_path("systemctl")
-            if systemctl:
-                rc, _o, err = module.run_command([systemctl, "daemon-reload"])
-                if rc != 0:
-                    module.warn("systemctl daemon-reload failed: %s" % err.strip())
-
-
-def _audit_persist_steps(plan, auditor, target):
-    for step in plan.steps:
-        if step.target and step.target.startswith((_fpga.UNIT_DIR, _fpga.STATE_DIR)):
-            step.action = auditor.wrap(step.action, step.description, target.name, old=None, new=step.target)
-
-
-def _check_fits(target, bitstream, label):
-    fmt = "gbs" if target.vendor == "intel" else "xclbin"
-    if bitstream["format"] != fmt:
-        raise _fpga.FpgaError("%s %s is a %s file; %s takes %s files" % (
-            label, bitstream["path"], bitstream["format"], target.name, fmt))
-    if not target.interface_ids:
-        raise _fpga.FpgaError("%s: the region's interface id cannot be read from sysfs, so %s cannot be checked "
-                              "against it; nothing was loaded" % (target.name, label))
-    if bitstream["interface_id"] not in target.interface_ids:
-        raise _fpga.FpgaError("%s %s was built for interface %s, but %s has interface %s; nothing was loaded" % (
-            label, bitstream["path"], _fpga.dashed(bitstream["interface_id"]), target.name,
-            ", ".join(_fpga.dashed(i) for i in target.interface_ids)))
-
-
-def _observe(sysfs, target):
-    try:
-        v = _fpga.read_function(sysfs, target)
-        return _fpga.dashed(v) if v else "none"
-    except _fpga.FpgaError as e:
-        return "unknown (%s)" % e
-
-
-def _timeout_bin(module):
-    path = module.get_bin_path("timeout")
-    if not path:
-        raise _fpga.FpgaError("coreutils timeout is not installed; it is needed to stop a vendor tool that hangs")
-    return path
+from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import plan_program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_host_module
 
 
 def main():
-    module = AccelopsModule(
-        argument_spec=host_argument_spec(
+    run_host_module(
+        "fpga_program",
+        dict(
             address=dict(type="str", required=True),
             bitstream=dict(type="path", required=True),
             sha256=dict(type="str", required=True),
@@ -409,24 +302,10 @@ def main():
             persistent=dict(type="bool", default=False),
             persist_root=dict(type="path"),
         ),
+        plan_program,
         ranges={"timeout": (1, 86400, "seconds")},
         required_together=[("rollback_bitstream", "rollback_sha256")],
-        supports_check_mode=True,
     )
-    sysfs = host_sysfs(module)
-    auditor = Auditor(module, "fpga_program")
-    out = {"changed": False, "audit": auditor.lines}
-    workdir = tempfile.mkdtemp(prefix="fpga_program-", dir=module.tmpdir)
-    os.chmod(workdir, 0o700)
-    try:
-        run(module, sysfs, workdir, auditor, out)
-    except _fpga.FpgaError as e:
-        out.update(e.details)
-        out["changed"] = bool(auditor.lines)
-        shutil.rmtree(workdir, ignore_errors=True)
-        module.fail_json(msg=str(e), **out)
-    shutil.rmtree(workdir, ignore_errors=True)
-    module.exit_json(**out)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ description:
   - Computes one plan; check mode reports that plan without running it. When a step fails, the steps already
     done are undone in reverse order and the result says what was rolled back and, if an undo failed, what is
     still in effect.
-  - With O(persistent), a boot script and a systemd unit (ordered before libvirtd and nova-compute) bring the
-    VFs back after a reboot.
+  - With O(persistent), a boot script and a systemd unit (ordered before libvirtd, virtqemud and nova-compute) bring
+    the VFs back after a reboot.
   - Every change is written to the system log (an audit line with the device, old and new value and the user)
     and returned in RV(audit).
   - Standard library only on the managed host (Python 3.9 or later).
@@ -194,23 +194,25 @@ audit:
 '''
 
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
-from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
-    HostOps,
-    ProgrammingError,
-    SriovDesired,
-    plan_sriov,
-)
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, run_host_module
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, SriovDesired, plan_sriov
+
+
+def plan(host):
+    p = host.params
+    ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
+                  libvirt_run_dir=p["libvirt_run_dir"])
+    desired = SriovDesired(p["num_vfs"], p["vf_driver"], p["vfs"], p["force"], p["persistent"])
+    steps, info = plan_sriov(ops, p["address"], desired, files=host.files)
+    host.result.update(info)
+    return Job(steps, failed=lambda _host, e: "%s: %s" % (info["address"], e))
 
 
 def main():
-    module = AccelopsModule(
-        argument_spec=host_argument_spec(
+    run_host_module(
+        "sriov_vfs",
+        dict(
             address=dict(type="str", required=True),
             num_vfs=dict(type="int", required=True),
             vf_driver=dict(type="str"),
@@ -226,41 +228,11 @@ def main():
             libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             tool_timeout=dict(type="int", default=60),
         ),
+        plan,
         ranges={"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094),
                 "tool_timeout": (0, 86400, "seconds")},
         paths=("libvirt_run_dir",),
-        supports_check_mode=True,
     )
-    p = module.params
-    sysfs = host_sysfs(module)
-    auditor = Auditor(module, "sriov_vfs")
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-    ops = HostOps(sysfs, run=run, auditor=auditor, tool_timeout=p["tool_timeout"], libvirt_run_dir=p["libvirt_run_dir"])
-    files = Files(sysfs, p["persist_root"])
-    base = dict(changed=False, plan=[], applied=[], rolled_back=[], rollback_failed=[], audit=auditor.lines)
-    try:
-        plan, info = plan_sriov(ops, p["address"], SriovDesired(p["num_vfs"], p["vf_driver"], p["vfs"], p["force"], p["persistent"]),
-                                files=files)
-    except (ProgrammingError, SysfsError) as e:
-        base.update(getattr(e, "extra", {}))
-        module.fail_json(msg=str(e), **base)
-    base.update(info)
-    try:
-        result = execute(plan, module.check_mode)
-    except PlanFailed as e:
-        base.update(e.result)
-        base["plan"] = base.pop("steps", [])
-        base["changed"] = bool(e.result.get("still_applied"))
-        base["audit"] = auditor.lines
-        module.fail_json(msg="%s: %s" % (info["address"], e), **base)
-    base.update(result)
-    base["plan"] = base.pop("steps", [])
-    base["audit"] = auditor.lines
-    if module._diff and plan:
-        base["diff"] = plan.diff()
-    module.exit_json(**base)
 
 
 if __name__ == "__main__":

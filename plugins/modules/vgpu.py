@@ -27,7 +27,7 @@ description:
   - Computes one plan; check mode reports it without running it. A failed step rolls back the steps already
     done, and the result says what was rolled back and what, if anything, is still in effect.
   - With O(persistent), mdevs are defined in mdevctl (C(mdevctl define --auto)) where mdevctl is installed,
-    otherwise a boot script and systemd unit (ordered before libvirtd and nova-compute) recreate them; vendor
+    otherwise a boot script and systemd unit (ordered before libvirtd, virtqemud and nova-compute) recreate them; vendor
     VFIO types are always restored by the boot unit.
   - Every change writes an audit line to the system log, also returned in RV(audit).
   - Standard library only on the managed host (Python 3.9 or later).
@@ -203,48 +203,15 @@ audit:
 '''
 
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
-from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION, host_argument_spec, host_sysfs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute, roll_back
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, ProgrammingError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import (
-    VgpuDesired,
-    finish_vendor_persistence,
-    plan_vgpu,
-)
-
-
-def _public(cards):
-    return [dict((k, v) for k, v in c.items() if not k.startswith("_")) for c in cards]
-
-
-def _undo_first_plan(plan, failed):
-    """The boot files of a card whose vendor type id was learnt while running come from a second plan; when that
-    plan fails (it has rolled back its own steps), the first plan's steps are undone too, in reverse order, so the
-    result describes the whole run. Returns the PlanFailed to raise."""
-    r = failed.result
-    r["steps"] = plan.describe() + r["steps"]
-    r["applied"] = [s.description for s in plan.steps] + r["applied"]
-    roll_back(plan.steps, r)
-    still = [s.description for s in plan.steps if s.description not in r["rolled_back"]] + r.get("still_applied", [])
-    r["still_applied"] = still
-    r["state"] = "partial" if still else "unchanged"
-    msg = "%s failed: %s" % (r["failed_step"], r["error"])
-    if r["rolled_back"]:
-        msg += "; rolled back: %s" % "; ".join(r["rolled_back"])
-    if still:
-        msg += "; STILL IN EFFECT (roll back by hand or rerun): %s" % "; ".join(still)
-    else:
-        msg += "; the host is as it was before this run"
-    return PlanFailed(msg, r)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_host_module
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import plan_module
 
 
 def main():
-    module = AccelopsModule(
-        argument_spec=host_argument_spec(
+    run_host_module(
+        "vgpu",
+        dict(
             addresses=dict(type="list", elements="str", required=True),
             type=dict(type="str"),
             count=dict(type="int", default=1),
@@ -257,55 +224,10 @@ def main():
             libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
             tool_timeout=dict(type="int", default=60),
         ),
+        plan_module,
         ranges={"count": (0, 4096), "tool_timeout": (0, 86400, "seconds")},
         paths=("libvirt_run_dir",),
-        supports_check_mode=True,
     )
-    p = module.params
-    sysfs = host_sysfs(module)
-    auditor = Auditor(module, "vgpu")
-
-    def run(argv):
-        return module.run_command(argv, environ_update={"LC_ALL": "C"})
-    ops = HostOps(sysfs, run=run, auditor=auditor, tool_timeout=p["tool_timeout"], libvirt_run_dir=p["libvirt_run_dir"])
-    files = Files(sysfs, p["persist_root"])
-    count = 0 if p["state"] == "absent" else p["count"]
-    desired = VgpuDesired(p["type"], count, p["backend"], p["force"], p["persistent"], p["hostname"])
-    base = dict(changed=False, plan=[], applied=[], rolled_back=[], rollback_failed=[], audit=auditor.lines)
-    try:
-        plan, cards = plan_vgpu(ops, p["addresses"], desired, files=files, check_mode=module.check_mode)
-    except (ProgrammingError, SysfsError) as e:
-        base.update(getattr(e, "extra", {}))
-        module.fail_json(msg=str(e), **base)
-    base["gpus"] = _public(cards)
-    try:
-        result = execute(plan, module.check_mode)
-        if not module.check_mode:
-            more = finish_vendor_persistence(ops, files, cards, "vgpu", desired, module.check_mode)
-            if more:
-                try:
-                    extra = execute(more)
-                except PlanFailed as e:
-                    raise _undo_first_plan(plan, e)
-                for k in ("steps", "applied"):
-                    result[k] = result[k] + extra[k]
-                result["changed"] = True
-    except PlanFailed as e:
-        base.update(e.result)
-        base["plan"] = base.pop("steps", [])
-        base["changed"] = bool(e.result.get("still_applied"))
-        base["audit"] = auditor.lines
-        module.fail_json(msg=str(e), **base)
-    except (ProgrammingError, SysfsError) as e:
-        module.fail_json(msg="the vGPUs are in place but their boot files could not be planned: %s" % e, changed=True,
-                         audit=auditor.lines, gpus=_public(cards))
-    base.update(result)
-    base["plan"] = base.pop("steps", [])
-    base["gpus"] = _public(cards)
-    base["audit"] = auditor.lines
-    if module._diff and plan:
-        base["diff"] = plan.diff()
-    module.exit_json(**base)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import struct
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
 IFACE = "38558f8b33385e6ba9a5c6ac75f8e59f"
@@ -117,7 +117,7 @@ def test_stage_wrong_checksum_leaves_nothing(tmp_path):
     work.mkdir()
     with pytest.raises(_fpga.FpgaError, match="not the pinned") as e:
         _fpga.stage_bitstream(str(src), "a" * 64, str(work))
-    assert os.listdir(str(work)) == [] and e.value.details["bitstream"]["sha256"]
+    assert os.listdir(str(work)) == [] and e.value.extra["bitstream"]["sha256"]
     with pytest.raises(_fpga.FpgaError, match="64 hex digits"):
         _fpga.stage_bitstream(str(src), "abc", str(work))
 
@@ -152,12 +152,15 @@ class FakeSysfs(object):
         return True
 
 
-class FakeRunner(object):
-    def __init__(self, sysfs, loads, rc=0):
-        self.sysfs, self.loads, self.rc, self.calls = sysfs, list(loads), rc, []
+class FakeRunner(_tools.ToolRunner):
+    """The shared tool runner with a fake command: each load makes the function read back the next of ``loads``."""
 
-    def run(self, argv, timeout):
-        self.calls.append(argv)
+    def __init__(self, sysfs, loads, rc=0):
+        self.sysfs, self.loads, self.rc = sysfs, list(loads), rc
+        super(FakeRunner, self).__init__(sysfs, run=self._fake, timeout_bin="/usr/bin/timeout", require_limit=True)
+
+    def _fake(self, argv):
+        assert argv[:3] == ["/usr/bin/timeout", "--kill-after=10", "5s"], argv
         if self.rc == 0 and self.loads:
             self.sysfs.value = self.loads.pop(0)
         return self.rc, "", "boom" if self.rc else ""
@@ -192,7 +195,7 @@ def test_plan_wrong_readback_rolls_back():
     with pytest.raises(PlanFailed) as e:
         execute(plan)
     assert e.value.result["state"] == "unchanged" and len(runner.calls) == 2
-    assert runner.calls[1][-1] == "/w/prev" and sysfs.value == prev
+    assert runner.calls[1]["argv"][-1] == "/w/prev" and sysfs.value == prev
 
 
 def test_plan_wrong_readback_without_rollback_is_partial():
@@ -209,5 +212,8 @@ def test_plan_tool_timeout_message():
 
 
 def test_unit_name():
-    assert _fpga.unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000-5e-00-0-dfl-port-0.service"
-    assert _fpga.unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000-af-00-1.service"
+    """The boot unit has the one naming scheme of _persist; the old name is kept only to retire old units."""
+    assert _fpga.unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000_5e_00_0-dfl_port_0.service"
+    assert _fpga.unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000_af_00_1.service"
+    assert _fpga.legacy_unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000-5e-00-0-dfl-port-0.service"
+    assert _fpga.legacy_unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000-af-00-1.service"

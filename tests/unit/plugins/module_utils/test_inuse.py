@@ -88,3 +88,16 @@ def test_in_use_off(host):
     res = discover(Sysfs(host.root), in_use=False, nvidia_smi="never")
     assert res["accelerators"][0]["units"][0]["in_use"] is False
     assert res["host"]["domains"] == []
+
+
+def test_evidence_text_is_the_one_rendering():
+    """One rendering of in-use evidence for every host module (SR-IOV, vGPU, FPGA), tolerant of missing keys."""
+    dom = {"kind": "domain", "name": "instance-1", "pid": None, "evidence": "/run/libvirt/qemu/instance-1.xml",
+           "unit": "0000:5e:00.0"}
+    proc = {"kind": "process", "name": "afu-app", "pid": 42, "evidence": "/proc/42/fd/3 -> /dev/dfl-port.0"}
+    assert _inuse.evidence_text([dom, proc]) == ("running domain instance-1 (/run/libvirt/qemu/instance-1.xml); "
+                                                 "process afu-app pid 42 (/proc/42/fd/3 -> /dev/dfl-port.0)")
+    assert _inuse.evidence_text([{"kind": "process"}]) == "process None pid None (None)"
+    assert _inuse.evidence_text([]) == ""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov
+    assert _sriov.evidence_text is _inuse.evidence_text and not hasattr(_fpga, "evidence_text")

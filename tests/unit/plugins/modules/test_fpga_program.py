@@ -255,7 +255,8 @@ def test_tool_fails(tmp_path):
     r = run({"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest})
     assert r.kind == "fail"
     msg = r.result["msg"]
-    assert "fpgaconf failed (rc 1): Error: Failed to reconfigure slot: I/O error" in msg and OPAE["address"] in msg
+    assert "/usr/bin/fpgaconf -B 0x5e " in msg and OPAE["address"] in msg
+    assert "failed (exit 1): Error: Failed to reconfigure slot: I/O error" in msg
     assert r.result["state"] == "unchanged" and r.result["observed_function"].replace("-", "") == OPAE["default"]
     assert r.result["audit"] == []
 
@@ -363,8 +364,9 @@ def test_persistent_unit_survives_reboot(tmp_path):
     assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
     text = open(unit).read()
     assert "Before=libvirtd.service virtqemud.service nova-compute.service\n" in text and "Type=oneshot" in text
-    assert os.readlink(os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit))) \
-        == "../" + os.path.basename(unit)
+    assert "After=systemd-udev-settle.service systemd-modules-load.service local-fs.target\n" in text
+    assert "Restart=" not in text, "the loader retries itself; a sha256 mismatch must not be restarted"
+    assert os.readlink(os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit))) == unit
     kept = os.path.join(h.root, "var/lib/accelops/fpga", digest + ".gbs")
     assert sha(kept) == digest and stat.S_IMODE(os.stat(kept).st_mode) == 0o400
     assert len(r.result["audit"]) == 5   # the load and four boot files
@@ -392,6 +394,58 @@ def test_persistent_unit_survives_reboot(tmp_path):
     assert off.kind == "exit" and off.result["changed"]
     assert not os.path.exists(unit) and not os.path.lexists(
         os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(unit)))
+
+
+def _old_release_files(root, afu_id, bitstream_copy):
+    """The boot files a release before the shared boot units wrote for the DFL card's port: another unit name, the
+    loader in /var/lib/accelops/fpga, a relative wants link."""
+    name = "accelops-fpga-0000-86-00-0-dfl-port-0"
+    script = os.path.join(root, "var/lib/accelops/fpga", name + ".sh")
+    os.makedirs(os.path.dirname(script), exist_ok=True)
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n# Written by accelops.lifecycle.fpga_program\nexec true %s %s\n" % (bitstream_copy, afu_id))
+    unit = os.path.join(root, "etc/systemd/system", name + ".service")
+    os.makedirs(os.path.join(root, "etc/systemd/system/multi-user.target.wants"), exist_ok=True)
+    with open(unit, "w") as f:
+        f.write("# Written by accelops.lifecycle.fpga_program; do not edit.\n[Unit]\n"
+                "Before=libvirtd.service nova-compute.service\n\n[Service]\nType=oneshot\nExecStart=/bin/sh %s\n"
+                "\n[Install]\nWantedBy=multi-user.target\n" % script)
+    link = os.path.join(root, "etc/systemd/system/multi-user.target.wants", name + ".service")
+    os.symlink("../" + name + ".service", link)
+    return unit, link, script
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["kept", "dropped"])
+def test_unit_of_an_older_release_is_retired(tmp_path, persistent):
+    """A host persisted by a release with the old unit name converges to the one naming scheme without a stale unit
+    (two enabled units would load twice at boot, one of them a function the declaration no longer names)."""
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True}
+    assert run(args).kind == "exit"
+    new_unit = os.path.join(h.root, "etc/systemd/system", "accelops-fpga-0000_86_00_0-dfl_port_0.service")
+    new_link = os.path.join(h.root, "etc/systemd/system/multi-user.target.wants", os.path.basename(new_unit))
+    os.unlink(new_link)
+    os.unlink(new_unit)
+    os.unlink(os.path.join(h.root, "etc/accelops/boot", "accelops-fpga-0000_86_00_0-dfl_port_0.sh"))
+    old = _old_release_files(h.root, AFU_A, os.path.join(h.root, "var/lib/accelops/fpga", digest + ".gbs"))
+    check = run(dict(args, persistent=persistent), check=True)
+    assert check.kind == "exit" and check.result["changed"] and all(os.path.lexists(p) for p in old)
+    removed = [s["target"] for s in check.result["plan"] if s["after"] == "absent"]
+    assert sorted(removed) == sorted(["/etc/systemd/system/multi-user.target.wants/" + os.path.basename(old[0]),
+                                      "/etc/systemd/system/" + os.path.basename(old[0]),
+                                      "/var/lib/accelops/fpga/" + os.path.basename(old[2])]), check.result["plan"]
+    r = run(dict(args, persistent=persistent))
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    assert not any(os.path.lexists(p) for p in old), "the old unit, its link and its loader are gone"
+    assert os.path.exists(new_unit) == persistent and os.path.lexists(new_link) == persistent
+    wants = os.listdir(os.path.join(h.root, "etc/systemd/system/multi-user.target.wants"))
+    assert wants == ([os.path.basename(new_unit)] if persistent else []), wants
+    assert not run(dict(args, persistent=persistent)).result["changed"]
+    if persistent:
+        h.reboot()
+        p = subprocess.run(_exec_start(new_unit), capture_output=True, text=True, timeout=120, check=False)
+        assert p.returncode == 0 and afu(h.root, DFL) == AFU_A, p.stderr
 
 
 # -- FUSE: the kernel model, a real holder, a file the kernel refuses -----------------------------------------
@@ -450,7 +504,7 @@ def test_fuse_alveo(fuse_lab, tmp_path):
     assert not run(args).result["changed"]
 
 
-@pytest.mark.parametrize("path", ["*/etc/systemd/system/*", "*/var/lib/accelops/fpga/*.sh.tmp"], ids=["unit", "script"])
+@pytest.mark.parametrize("path", ["*/etc/systemd/system/*", "*/etc/accelops/boot/.accelops-*"], ids=["unit", "script"])
 def test_fuse_boot_file_failure_rolls_back_cleanly(fuse_lab, tmp_path, path):
     """Regression (host-fault sweep): with rollback_bitstream, a boot file that cannot be written undoes the load and
     reports the host unchanged (the read-back step was counted as an irreversible change still in effect), and
@@ -464,8 +518,8 @@ def test_fuse_boot_file_failure_rolls_back_cleanly(fuse_lab, tmp_path, path):
              "rollback_bitstream": a, "rollback_sha256": asha})
     assert r.kind == "fail" and r.result["state"] == "unchanged" and not r.result["still_applied"], r.result
     assert h.state()["fpga"][DFL["address"]]["afu_id"] == AFU_A
-    left = [n for d in ("etc/systemd/system", "var/lib/accelops/fpga") for n in os.listdir(os.path.join(h.state_dir, d))
-            if n.endswith(".tmp")]
+    left = [n for d in ("etc/systemd/system", "var/lib/accelops/fpga", "etc/accelops/boot")
+            for n in os.listdir(os.path.join(h.state_dir, d)) if n.endswith(".tmp") or n.startswith(".accelops-")]
     assert left == []
 
 

@@ -25,9 +25,8 @@ import gc
 import os
 import re
 import socket
-import subprocess
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _pci
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _pci, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import FAMILIES, Registry
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs, isdir_real, read_attr_real
 
@@ -36,7 +35,6 @@ __metaclass__ = type
 SCHEMA_VERSION = 1
 VF_DETAILS = ("full", "summary")
 DEFAULT_LIBVIRT_RUN_DIR = "/run/libvirt/qemu"
-TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin")
 TOOL_TIMEOUT = 30
 NVIDIA_SMI_OFF = ("never", "none", "off", "false", "no", "")
 
@@ -132,16 +130,7 @@ class Context(object):
                 return None
             if opt.lower() != "auto":
                 return opt if os.access(opt, os.X_OK) else None
-        if self.sysfs.root == "/":
-            for d in os.environ.get("PATH", "").split(os.pathsep) + list(TOOL_DIRS):
-                if d and os.access(os.path.join(d, name), os.X_OK) and not os.path.isdir(os.path.join(d, name)):
-                    return os.path.join(d, name)
-            return None
-        for d in TOOL_DIRS:
-            p = self.sysfs.real(d + "/" + name)
-            if os.access(p, os.X_OK) and not os.path.isdir(p):
-                return p
-        return None
+        return _tools.find_tool(self.sysfs, name)
 
     def run_tool(self, name, args, timeout=TOOL_TIMEOUT):
         """Run a read-only query tool: ``(rc, stdout, stderr)`` or None when it is not installed.
@@ -154,23 +143,11 @@ class Context(object):
         path = self.tools[name]
         if path is None:
             return None
-        env = dict(os.environ)
-        env["LC_ALL"] = "C"
         try:
-            # Not AnsibleModule.run_command: it has no timeout, and a hung vendor tool must not hang discovery.
-            p = subprocess.Popen([path] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,  # pylint: disable=ansible-bad-function
-                                 stdin=subprocess.DEVNULL, env=env)
-        except (IOError, OSError) as e:
-            self.warn("cannot run %s: %s" % (path, e))
+            return _tools.run_captured([path] + list(args), timeout)
+        except _tools.ToolError as e:
+            self.warn(str(e))
             return None
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            self.warn("%s %s did not answer within %d s" % (path, " ".join(args), timeout))
-            return None
-        return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
 # -- discovery -----------------------------------------------------------------------------------------

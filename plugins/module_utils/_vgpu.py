@@ -41,10 +41,10 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     resolve_address,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
 NAMESPACE = uuidlib.UUID("0b7e3d6a-6f0e-5b8c-9a53-2f1c3c4d9e21")
-UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _TYPE_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
 _MAX_INSTANCE = re.compile(r"max_instance\s*=\s*(\d+)")
 TYPE_CACHE = "/var/lib/accelops/vgpu-types.json"

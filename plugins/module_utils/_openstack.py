@@ -120,7 +120,7 @@ def sdk_error_message(error):
     return msg
 
 
-# -- bounded retries and clear failures for service clients (Cyborg, Ironic; Placement has its own) ----------
+# -- bounded retries and clear failures for service clients (Placement, Cyborg, Ironic) ----------------------
 # A request that got no answer (connection refused or dropped, timed out, version discovery failed) or an HTTP
 # 5xx is repeated up to REQUEST_RETRIES times, pauses starting at REQUEST_RETRY_DELAY and doubling (at most
 # RETRY_DELAY_CAP each): 0.5 + 1 + 2 + 4 = 7.5 s of waiting by default.

@@ -79,6 +79,42 @@ options:
         O(undrain).
     type: list
     elements: dict
+    suboptions:
+      discovery:
+        description:
+          - The host's discovery result, as O(discovery).
+        type: raw
+        required: true
+      host:
+        description:
+          - The host, as O(host).
+        type: str
+      root_provider:
+        description:
+          - Its compute node provider, as O(root_provider).
+        type: str
+      name_prefix:
+        description:
+          - What its child provider names start with, as O(name_prefix).
+        type: str
+      function_names:
+        description:
+          - Friendly function names for this host, laid over O(function_names).
+        type: dict
+      overrides:
+        description:
+          - Settings per address for this host, laid over O(overrides).
+        type: dict
+      drain:
+        description:
+          - Addresses or provider names of this host to drain, added to O(drain).
+        type: list
+        elements: str
+      undrain:
+        description:
+          - Addresses or provider names of this host to undrain, added to O(undrain).
+        type: list
+        elements: str
   function_names:
     description:
       - Friendly names for loaded functions, keyed by function id (AFU or xclbin uuid, vGPU type) or name. A named

@@ -86,16 +86,8 @@ class Client(ServiceClient):
         if method != "GET" and self.read_only:
             raise RuntimeError("a write request (%s %s) in check mode: this is a bug" % (method, path))
 
-    def result(self, method, path, status, resp, ok=(200,)):
-        """The parsed JSON body of an accepted answer (None when empty); PlacementHTTPError otherwise."""
-        if status not in ok:
-            raise PlacementHTTPError(method, path, status, resp.text or "")
-        if status == 204 or not resp.content:
-            return None
-        try:
-            return resp.json()
-        except ValueError:
-            return None
+    def http_error(self, method, path, status, resp, operation):
+        return PlacementHTTPError(method, path, status, resp.text or "")
 
     def call(self, method, path, body=None, ok=(200,), retry=None, operation=None):
         """Send a request; the parsed JSON body (None when empty). ``retry`` (default: not for POST)

@@ -10,12 +10,14 @@ tests/reliability)."""
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import re
 import uuid
 
 import pytest
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _openstack
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_tree as tree_module
 
@@ -310,3 +312,30 @@ def test_a_hosts_item_takes_a_string_for_its_lists_as_the_module_wide_lists_do(m
     assert out.kind == "exit"
     (p,) = seen["hosts"][0]["providers"]
     assert p["inventories"]["SRIOV_NET_VF"]["reserved"] == 4
+
+
+MODULE_BASE = {
+    "placement_provider_tree": {"discovery": DISCOVERY},
+    "placement_provider_info": {},
+    "placement_provider_drain": {"providers": [{"uuid": "2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"}]},
+    "placement_aggregate_info": {"aggregates": ["2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_BASE))
+@pytest.mark.parametrize("option, value, form", [
+    ("request_retries", True, "a whole number between 0 and 20"), ("request_retries", 21, "between 0 and 20"),
+    ("request_retry_delay", float("nan"), "a number of seconds between 0 and 60"),
+    ("request_retry_delay", 61, "between 0 and 60")])
+def test_every_placement_module_takes_the_shared_retry_options(monkeypatch, name, option, value, form):
+    # the shared spec (_openstack.RETRY_ARGUMENT_SPEC) and its ranges, checked before anything is sent; the
+    # Placement modules had their own copies, whose check let a boolean through
+    mod = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.modules." + name)
+    cls = next(v for k, v in vars(mod).items() if k.startswith("Placement") and k.endswith("Module"))
+    assert dict((k, cls.argument_spec[k]) for k in _openstack.RETRY_ARGUMENT_SPEC) == _openstack.RETRY_ARGUMENT_SPEC
+    patch_exits(monkeypatch)
+    args = dict(MODULE_BASE[name], cloud="nowhere")
+    args[option] = value
+    out = run_module(mod.main, args)
+    assert out.kind == "fail" and out.result["msg"].startswith(option + ": must be ") and form in out.result["msg"], \
+        out.result

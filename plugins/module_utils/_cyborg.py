@@ -356,19 +356,12 @@ class Client(ServiceClient):
         text = (resp.text or "").upper()
         return not ("FOREIGN KEY" in text or "INTEGRITYERROR" in text)
 
+    def http_error(self, method, path, status, resp, operation):
+        return CyborgHTTPError(method, path, status, resp.text or "", operation)
+
     def call(self, method, path, body=None, ok=(200,), operation=None, retry=True):
         status, resp = self.send(method, path, body, operation=operation, retry=retry)
-        return self._result(method, path, status, resp, ok, operation)
-
-    def _result(self, method, path, status, resp, ok, operation):
-        if status not in ok:
-            raise CyborgHTTPError(method, path, status, resp.text or "", operation)
-        if status == 204 or not resp.content:
-            return None
-        try:
-            return resp.json()
-        except ValueError:
-            return None
+        return self.result(method, path, status, resp, ok, operation)
 
     def profiles(self, name=None):
         path = "/device_profiles" + ("?name=%s" % name if name else "")
@@ -396,7 +389,7 @@ class Client(ServiceClient):
                     found = self._landed(desired, operation)
                     if found is not None:
                         return found
-                return self._result("POST", "/device_profiles", status, resp, (201, 200), operation)
+                return self.result("POST", "/device_profiles", status, resp, (201, 200), operation)
             lost = True
             if attempt == len(self.pauses):
                 raise self.unavailable(operation, "POST", "/device_profiles", status, resp, attempt + 1, waited)

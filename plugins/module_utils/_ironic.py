@@ -28,7 +28,7 @@ import re
 import time
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._placement import MANAGED_TRAIT_PREFIXES
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)

@@ -120,7 +120,7 @@ def sdk_error_message(error):
     return msg
 
 
-# -- bounded retries and clear failures for service clients (Cyborg, Ironic; Placement has its own) ----------
+# -- bounded retries and clear failures for service clients (Placement, Cyborg, Ironic) ----------------------
 # A request that got no answer (connection refused or dropped, timed out, version discovery failed) or an HTTP
 # 5xx is repeated up to REQUEST_RETRIES times, pauses starting at REQUEST_RETRY_DELAY and doubling (at most
 # RETRY_DELAY_CAP each): 0.5 + 1 + 2 + 4 = 7.5 s of waiting by default.
@@ -257,6 +257,21 @@ class ServiceClient(object):
     def is_transient(self, status, resp):
         """Whether an answer means "try again" (default: any of TRANSIENT_STATUS)."""
         return status in TRANSIENT_STATUS
+
+    def http_error(self, method, path, status, resp, operation):
+        """The error for an answer the request does not accept (subclasses return their service's type)."""
+        return RuntimeError("%s answered HTTP %s to %s %s: %s" % (self.service, status, method, path, self.fault(resp)))
+
+    def result(self, method, path, status, resp, ok=(200,), operation=None):
+        """The parsed JSON body of an answer in ``ok`` (None when empty or not JSON); :meth:`http_error` else."""
+        if status not in ok:
+            raise self.http_error(method, path, status, resp, operation)
+        if status == 204 or not resp.content:
+            return None
+        try:
+            return resp.json()
+        except ValueError:
+            return None
 
     def unavailable(self, operation, method, path, status, resp, attempts, waited):
         cause = resp if status is None else "HTTP %s: %s" % (status, self.fault(resp))

@@ -184,7 +184,7 @@ class DeviceProfileInfoModule(OpenStackModule):
                     prof["satisfiable"] = prof["candidates"]["count"] > 0
                     if not prof["satisfiable"]:
                         unsatisfiable.append(prof["name"])
-            except (P.PlacementHTTPError, P.PlacementConnectionError, ServiceUnavailable) as e:
+            except (P.PlacementHTTPError, ServiceUnavailable) as e:
                 self.ansible.fail_json(msg="asking Placement for allocation candidates: %s" % e,
                                        requests=client.requests + (placement.requests if placement else 0))
             placement_requests = placement.requests

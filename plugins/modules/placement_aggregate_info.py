@@ -68,7 +68,8 @@ requests:
 
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
@@ -77,8 +78,7 @@ UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA
 class PlacementAggregateInfoModule(OpenStackModule):
     argument_spec = dict(
         aggregates=dict(type="list", elements="str", required=True),
-        request_retries=dict(type="int", default=4),
-        request_retry_delay=dict(type="float", default=0.5),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True)
 
@@ -89,7 +89,6 @@ class PlacementAggregateInfoModule(OpenStackModule):
             self.ansible.fail_json(msg="aggregates: %s is not a uuid; Placement aggregates are uuids (Nova's host "
                                        "aggregate uuid)" % ", ".join(bad))
         try:
-            P.check_retry_options(p["request_retries"], p["request_retry_delay"])
             adapter = P.discover(self.conn, p["request_retries"], p["request_retry_delay"])[0]
             client = P.Client(adapter, read_only=True, retries=p["request_retries"],
                               retry_delay=p["request_retry_delay"])
@@ -98,7 +97,7 @@ class PlacementAggregateInfoModule(OpenStackModule):
                 listed = client.get("/resource_providers?member_of=%s" % agg)["resource_providers"]
                 out[agg] = [{"name": rp["name"], "uuid": rp["uuid"], "root_provider_uuid": rp.get("root_provider_uuid")}
                             for rp in sorted(listed, key=lambda r: r["name"])]
-        except (P.PlacementInputError, P.PlacementHTTPError, P.PlacementConnectionError) as e:
+        except (P.PlacementInputError, P.PlacementHTTPError, ServiceUnavailable) as e:
             self.ansible.fail_json(msg=str(e))
         self.ansible.exit_json(changed=False, aggregates=out, requests=client.requests)
 

@@ -147,7 +147,8 @@ requests:
   type: int
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
 
@@ -240,8 +241,7 @@ class PlacementProviderDrainModule(OpenStackModule):
             card=dict(type="str"))),
         state=dict(type="str", choices=["drained", "released"], default="drained"),
         conflict_retries=dict(type="int", default=5),
-        request_retries=dict(type="int", default=4),
-        request_retry_delay=dict(type="float", default=0.5),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True,
                          ranges={"conflict_retries": (0, 100), "providers.generation": (0, None)})
@@ -249,7 +249,6 @@ class PlacementProviderDrainModule(OpenStackModule):
     def run(self):
         p = self.params
         try:
-            P.check_retry_options(p["request_retries"], p["request_retry_delay"])
             adapter = P.discover(self.conn, p["request_retries"], p["request_retry_delay"])[0]
             client = P.Client(adapter, read_only=self.ansible.check_mode, retries=p["request_retries"],
                               retry_delay=p["request_retry_delay"])
@@ -262,7 +261,7 @@ class PlacementProviderDrainModule(OpenStackModule):
                         back = release_one(client, r, p["conflict_retries"], self.ansible.check_mode)
                         r.update(action="undone", generation=back["generation"],
                                  reason="another provider of card %s was refused" % r["card"])
-        except (P.PlacementInputError, P.PlacementHTTPError, P.PlacementConnectionError) as e:
+        except (P.PlacementInputError, P.PlacementHTTPError, ServiceUnavailable) as e:
             self.ansible.fail_json(msg=str(e))
         changed = any(r["action"] in ("drained", "released", "undone") for r in results)
         self.ansible.exit_json(

@@ -143,7 +143,8 @@ requests:
   type: int
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
 
@@ -153,14 +154,12 @@ class PlacementProviderInfoModule(OpenStackModule):
         root_provider=dict(type="str"),
         owned_only=dict(type="bool", default=False),
         include_allocations=dict(type="bool", default=True),
-        request_retries=dict(type="int", default=4),
-        request_retry_delay=dict(type="float", default=0.5),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(supports_check_mode=True, mutually_exclusive=[("hosts", "root_provider")])
 
     def run(self):
         try:
-            P.check_retry_options(self.params["request_retries"], self.params["request_retry_delay"])
             adapter = P.discover(self.conn, self.params["request_retries"], self.params["request_retry_delay"])[0]
             result = P.read_providers(adapter, hosts=self.params["hosts"],
                                       root_provider=self.params["root_provider"],
@@ -168,7 +167,7 @@ class PlacementProviderInfoModule(OpenStackModule):
                                       include_allocations=self.params["include_allocations"],
                                       retries=self.params["request_retries"],
                                       retry_delay=self.params["request_retry_delay"])
-        except (P.PlacementInputError, P.PlacementHTTPError, P.PlacementConnectionError) as e:
+        except (P.PlacementInputError, P.PlacementHTTPError, ServiceUnavailable) as e:
             self.ansible.fail_json(msg=str(e))
         self.ansible.exit_json(changed=False, **result)
 

@@ -79,6 +79,42 @@ options:
         O(undrain).
     type: list
     elements: dict
+    suboptions:
+      discovery:
+        description:
+          - The host's discovery result, as O(discovery).
+        type: raw
+        required: true
+      host:
+        description:
+          - The host, as O(host).
+        type: str
+      root_provider:
+        description:
+          - Its compute node provider, as O(root_provider).
+        type: str
+      name_prefix:
+        description:
+          - What its child provider names start with, as O(name_prefix).
+        type: str
+      function_names:
+        description:
+          - Friendly function names for this host, laid over O(function_names).
+        type: dict
+      overrides:
+        description:
+          - Settings per address for this host, laid over O(overrides).
+        type: dict
+      drain:
+        description:
+          - Addresses or provider names of this host to drain, added to O(drain).
+        type: list
+        elements: str
+      undrain:
+        description:
+          - Addresses or provider names of this host to undrain, added to O(undrain).
+        type: list
+        elements: str
   function_names:
     description:
       - Friendly names for loaded functions, keyed by function id (AFU or xclbin uuid, vGPU type) or name. A named
@@ -300,11 +336,91 @@ requests:
   sample: {total: 50, writes: 49, conflicts_resolved: 0, retried: 0}
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import OpenStackModule
+import math
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._module import number_problem, show, unconvertible_int
+from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
+    RETRY_ARGUMENT_SPEC, OpenStackModule, ServiceUnavailable)
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 
-_OVERRIDE_KEYS = ("resource_class", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio", "traits")
-_HOST_KEYS = ("discovery", "host", "root_provider", "name_prefix", "function_names", "overrides", "drain", "undrain")
+# One value of overrides (the keys of overrides are the user's addresses, so options= cannot describe that
+# dict itself: each value is checked against this spec, the rest of the checks are in _overrides).
+OVERRIDE_SPEC = dict(
+    resource_class=dict(type="str"),
+    reserved=dict(type="int"),
+    min_unit=dict(type="int"),
+    max_unit=dict(type="int"),
+    step_size=dict(type="int"),
+    allocation_ratio=dict(type="float"),
+    traits=dict(type="list", elements="str"),
+)
+OVERRIDE_RANGES = {"reserved": (0, None), "min_unit": (1, None), "max_unit": (1, None), "step_size": (1, None)}
+
+HOST_SPEC = dict(
+    discovery=dict(type="raw", required=True),
+    host=dict(type="str"),
+    root_provider=dict(type="str"),
+    name_prefix=dict(type="str"),
+    function_names=dict(type="dict"),
+    overrides=dict(type="dict"),
+    drain=dict(type="list", elements="str"),
+    undrain=dict(type="list", elements="str"),
+)
+
+
+def _overrides(value, option):
+    """``overrides`` (module-wide or of one host): each address's settings through OVERRIDE_SPEC, then what a
+    spec cannot say (ranges, resource class and trait names). Returns them without the unset keys."""
+    overrides = {}
+    for addr, ov in value.items():
+        where = "%s[%s]" % (option, addr)
+        if not isinstance(ov, dict):
+            raise P.PlacementInputError("%s: expected a dict with any of %s" % (where, ", ".join(OVERRIDE_SPEC)))
+        bad = sorted(str(k) for k in set(ov) - set(OVERRIDE_SPEC))
+        if bad:
+            raise P.PlacementInputError("%s: unknown key(s) %s; accepted: %s"
+                                        % (where, ", ".join(bad), ", ".join(OVERRIDE_SPEC)))
+        checked = {}
+        for k, v in ov.items():
+            if v is None:
+                continue
+            if OVERRIDE_SPEC[k]["type"] == "int" and unconvertible_int(v):
+                # ansible-core's int conversion would raise or run for minutes on these
+                raise P.PlacementInputError("%s.%s: must be a whole number, got %s (%s)"
+                                            % (where, k, show(v), unconvertible_int(v)))
+            result = ArgumentSpecValidator({k: OVERRIDE_SPEC[k]}).validate({k: v})
+            if result.error_messages:
+                raise P.PlacementInputError("%s.%s: %s" % (where, k, result.error_messages[0]))
+            checked[k] = result.validated_parameters[k]
+        for k, bounds in OVERRIDE_RANGES.items():
+            why = number_problem("int", checked[k], bounds) if k in checked else None
+            if why:
+                raise P.PlacementInputError("%s.%s: must be %s, got %s" % (where, k, why, show(checked[k])))
+        ratio = checked.get("allocation_ratio")
+        if ratio is not None and (isinstance(ratio, bool) or not math.isfinite(ratio) or ratio <= 0):
+            raise P.PlacementInputError("%s.allocation_ratio: must be a number more than 0, got %s"
+                                        % (where, show(ratio)))
+        if checked.get("resource_class") is not None:
+            P.check_resource_class(checked["resource_class"], where + ".resource_class")
+        for t in checked.get("traits") or []:
+            P.check_trait(t, where + ".traits")
+        overrides[addr] = checked
+    return overrides
+
+
+def _function_names(value, option):
+    """``function_names``: each friendly name must give a trait name (letters or digits)."""
+    names = {}
+    for fid, name in value.items():
+        try:
+            P._naming.function_trait(name)
+        except (ValueError, TypeError):
+            raise P.PlacementInputError("%s[%s]: %r gives no usable trait name (need letters or digits)"
+                                        % (option, fid, name))
+        names[str(fid)] = str(name)
+    return names
 
 
 class PlacementProviderTreeModule(OpenStackModule):
@@ -313,7 +429,7 @@ class PlacementProviderTreeModule(OpenStackModule):
         host=dict(type="str"),
         root_provider=dict(type="str"),
         name_prefix=dict(type="str"),
-        hosts=dict(type="list", elements="dict"),
+        hosts=dict(type="list", elements="dict", options=HOST_SPEC),
         function_names=dict(type="dict", default={}),
         overrides=dict(type="dict", default={}),
         extra_traits=dict(type="list", elements="str", default=[]),
@@ -324,10 +440,9 @@ class PlacementProviderTreeModule(OpenStackModule):
         adopt=dict(type="bool", default=False),
         foreign_providers=dict(type="str", choices=["skip", "function_traits"], default="skip"),
         conflict_retries=dict(type="int", default=5),
-        request_retries=dict(type="int", default=4),
-        request_retry_delay=dict(type="float", default=0.5),
         generation_cache=dict(type="path"),
         use_generation_cache=dict(type="bool", default=True),
+        **RETRY_ARGUMENT_SPEC
     )
     module_kwargs = dict(
         supports_check_mode=True,
@@ -337,87 +452,16 @@ class PlacementProviderTreeModule(OpenStackModule):
         required_one_of=[("hosts", "discovery")],
     )
 
-    @staticmethod
-    def _overrides(value, option):
-        overrides = {}
-        if not isinstance(value, dict):
-            raise P.PlacementInputError("%s: expected a dict keyed by PCI (or unit) address" % option)
-        for addr, ov in value.items():
-            if not isinstance(ov, dict):
-                raise P.PlacementInputError("%s[%s]: expected a dict with any of %s" % (option, addr, ", ".join(_OVERRIDE_KEYS)))
-            bad = sorted(set(ov) - set(_OVERRIDE_KEYS))
-            if bad:
-                raise P.PlacementInputError("%s[%s]: unknown key(s) %s; accepted: %s"
-                                            % (option, addr, ", ".join(bad), ", ".join(_OVERRIDE_KEYS)))
-            ov = dict(ov)
-            if ov.get("resource_class") is not None:
-                P.check_resource_class(ov["resource_class"], "%s[%s].resource_class" % (option, addr))
-            for k in ("reserved", "min_unit", "max_unit", "step_size"):
-                if k in ov:
-                    try:
-                        ov[k] = int(ov[k])
-                    except (TypeError, ValueError):
-                        raise P.PlacementInputError("%s[%s].%s: expected an integer, got %r" % (option, addr, k, ov[k]))
-                    if ov[k] < (0 if k == "reserved" else 1):
-                        raise P.PlacementInputError("%s[%s].%s: must be at least %d"
-                                                    % (option, addr, k, 0 if k == "reserved" else 1))
-            if "allocation_ratio" in ov:
-                try:
-                    ov["allocation_ratio"] = float(ov["allocation_ratio"])
-                except (TypeError, ValueError):
-                    raise P.PlacementInputError("%s[%s].allocation_ratio: expected a number, got %r"
-                                                % (option, addr, ov["allocation_ratio"]))
-                if ov["allocation_ratio"] <= 0:
-                    raise P.PlacementInputError("%s[%s].allocation_ratio: must be more than 0" % (option, addr))
-            traits = ov.get("traits") or []
-            if not isinstance(traits, list):
-                raise P.PlacementInputError("%s[%s].traits: expected a list of trait names" % (option, addr))
-            for t in traits:
-                P.check_trait(t, "%s[%s].traits" % (option, addr))
-            overrides[addr] = ov
-        return overrides
-
-    @staticmethod
-    def _function_names(value, option):
-        if not isinstance(value, dict):
-            raise P.PlacementInputError("%s: expected a dict of function id (or name) to friendly name" % option)
-        names = {}
-        for fid, name in value.items():
-            try:
-                P._naming.function_trait(name)
-            except (ValueError, TypeError):
-                raise P.PlacementInputError("%s[%s]: %r gives no usable trait name (need letters or digits)"
-                                            % (option, fid, name))
-            names[str(fid)] = str(name)
-        return names
-
-    @staticmethod
-    def _names(value, option):
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
-            raise P.PlacementInputError("%s: expected a list of addresses or provider names (or all)" % option)
-        return list(value)
-
     def _validate(self):
+        """The argument spec has checked types, keys, ranges and choices; what is left is the content of the
+        dicts keyed by the user (overrides, function_names), names Placement must accept, and the discovery."""
         p = self.params
-        overrides = self._overrides(p["overrides"] or {}, "overrides")
+        overrides = _overrides(p["overrides"], "overrides")
         for t in p["extra_traits"]:
             P.check_trait(t, "extra_traits")
-        if p["conflict_retries"] < 0:
-            raise P.PlacementInputError("conflict_retries: must be 0 or more")
-        P.check_retry_options(p["request_retries"], p["request_retry_delay"])
-        names = self._function_names(p["function_names"] or {}, "function_names")
+        names = _function_names(p["function_names"], "function_names")
         if p["hosts"] is not None:
-            items = []
-            for i, h in enumerate(p["hosts"]):
-                bad = sorted(set(h) - set(_HOST_KEYS))
-                if bad:
-                    raise P.PlacementInputError("hosts[%d]: unknown key(s) %s; accepted: %s"
-                                                % (i, ", ".join(bad), ", ".join(_HOST_KEYS)))
-                if h.get("discovery") is None:
-                    raise P.PlacementInputError("hosts[%d].discovery: required (an accelerator_info result)" % i)
-                items.append((h, "hosts[%d]" % i))
+            items = [(h, "hosts[%d]" % i) for i, h in enumerate(p["hosts"])]
         else:
             items = [({"discovery": p["discovery"], "host": p["host"], "root_provider": p["root_provider"],
                        "name_prefix": p["name_prefix"]}, "discovery")]
@@ -435,11 +479,11 @@ class PlacementProviderTreeModule(OpenStackModule):
             # a hosts item's own function_names and overrides are laid over the module-wide ones; its drain and
             # undrain lists add to them
             h_names = dict(names)
-            h_names.update(self._function_names(h.get("function_names") or {}, opt + ".function_names"))
+            h_names.update(_function_names(h.get("function_names") or {}, opt + ".function_names"))
             h_over = dict(overrides)
-            h_over.update(self._overrides(h.get("overrides") or {}, opt + ".overrides"))
-            drain = p["drain"] + self._names(h.get("drain"), opt + ".drain")
-            undrain = p["undrain"] + self._names(h.get("undrain"), opt + ".undrain")
+            h_over.update(_overrides(h.get("overrides") or {}, opt + ".overrides"))
+            drain = p["drain"] + (h.get("drain") or [])
+            undrain = p["undrain"] + (h.get("undrain") or [])
             provs = P.desired_providers(host, h["discovery"], option=dopt, prefix=h.get("name_prefix"),
                                         function_names=h_names, overrides=h_over, drain=drain,
                                         extra_traits=p["extra_traits"], keep_drained=p["keep_drained"],
@@ -458,7 +502,7 @@ class PlacementProviderTreeModule(OpenStackModule):
             self.ansible.fail_json(msg=str(e))
         try:
             adapter, endpoint = P.discover(self.conn, self.params["request_retries"], self.params["request_retry_delay"])
-        except P.PlacementConnectionError as e:
+        except ServiceUnavailable as e:
             self.ansible.fail_json(msg=str(e))
         cache_path = None
         if self.params["use_generation_cache"]:
@@ -468,7 +512,7 @@ class PlacementProviderTreeModule(OpenStackModule):
                                 endpoint=endpoint)
         except P.PlacementInputError as e:
             self.ansible.fail_json(msg=str(e))
-        except (P.PlacementHTTPError, P.PlacementConnectionError) as e:
+        except (P.PlacementHTTPError, ServiceUnavailable) as e:
             self.ansible.fail_json(msg=str(e))
         for w in result.pop("warnings"):
             self.ansible.warn(w)

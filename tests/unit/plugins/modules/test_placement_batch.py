@@ -10,14 +10,18 @@ tests/reliability)."""
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import re
 import uuid
 
 import pytest
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _openstack
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
-from ansible_collections.accelops.lifecycle.plugins.modules.placement_provider_tree import PlacementProviderTreeModule
+from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_tree as tree_module
+
+from modrunner import Exit, patch_exits, run_module  # noqa: E402  pylint: disable=import-error
 
 AFU = "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2"
 
@@ -231,22 +235,107 @@ def test_check_mode_plans_the_kept_drain_without_writing(fake):
     assert r["diff"]["before"]["cn1_0000:d8:00.0"]["inventories"]["SRIOV_NET_VF"]["total"] == 4
 
 
+ADDR = "0000:5e:00.0"
+
+
 @pytest.mark.parametrize("value, match", [
-    ({"0000:5e:00.0": {"colour": "red"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]: unknown key\(s\) colour"),
-    ({"0000:5e:00.0": {"reserved": "x"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]\.reserved: expected an integer"),
-    (["0000:5e:00.0"], r"^hosts\[1\]\.overrides: expected a dict"),
+    ({ADDR: {"colour": "red"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]: unknown key\(s\) colour; accepted: resource_class"),
+    ({ADDR: {"reserved": "x"}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]\.reserved: .*unable to convert to int"),
+    ({ADDR: {"reserved": -1}}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]\.reserved: must be a whole number of at "
+                               r"least 0, got -1$"),
+    ({ADDR: {"step_size": 0}}, r"\.step_size: must be a whole number of at least 1, got 0$"),
+    ({ADDR: {"max_unit": True}}, r"\.max_unit: must be a whole number of at least 1, got True$"),
+    ({ADDR: {"min_unit": 1.5}}, r"\.min_unit: .*unable to convert to int"),
+    ({ADDR: {"min_unit": "1e99999999"}}, r"\.min_unit: must be a whole number, got '1e99999999' \(far too large\)$"),
+    ({ADDR: {"reserved": float("inf")}}, r"\.reserved: must be a whole number, got inf \(not a finite number\)$"),
+    ({ADDR: {"allocation_ratio": 0}}, r"\.allocation_ratio: must be a number more than 0, got 0\.0$"),
+    ({ADDR: {"allocation_ratio": float("nan")}}, r"\.allocation_ratio: must be a number more than 0, got nan$"),
+    ({ADDR: {"allocation_ratio": "lots"}}, r"\.allocation_ratio: .*unable to convert to float"),
+    ({ADDR: {"resource_class": "fpga-big"}}, r"\.resource_class: 'fpga-big' is not a resource class .*CUSTOM_FPGA_BIG"),
+    ({ADDR: {"traits": ["gold"]}}, r"\.traits: 'gold' is not a valid trait"),
+    ({ADDR: {"traits": {"a": 1}}}, r"\.traits: .*unable to convert to list"),
+    ({ADDR: "FPGA"}, r"^hosts\[1\]\.overrides\[0000:5e:00\.0\]: expected a dict with any of resource_class, reserved"),
 ])
 def test_per_host_overrides_are_checked_and_named(value, match):
     with pytest.raises(P.PlacementInputError, match=match):
-        PlacementProviderTreeModule._overrides(value, "hosts[1].overrides")
+        tree_module._overrides(value, "hosts[1].overrides")
 
 
-def test_per_host_names_and_lists_are_checked_and_named():
-    with pytest.raises(P.PlacementInputError, match=r"^hosts\[0\]\.function_names: expected a dict"):
-        PlacementProviderTreeModule._function_names(["gzip"], "hosts[0].function_names")
-    assert PlacementProviderTreeModule._function_names({AFU: "gzip"}, "hosts[0].function_names") == {AFU: "gzip"}
+def test_overrides_are_converted_and_unset_keys_left_out():
+    got = tree_module._overrides({ADDR: {"reserved": "2", "allocation_ratio": 1, "traits": ["CUSTOM_GOLD"],
+                                         "max_unit": None}}, "overrides")
+    assert got == {ADDR: {"reserved": 2, "allocation_ratio": 1.0, "traits": ["CUSTOM_GOLD"]}}
+
+
+def test_per_host_function_names_are_checked_and_named():
+    assert tree_module._function_names({AFU: "gzip"}, "hosts[0].function_names") == {AFU: "gzip"}
     with pytest.raises(P.PlacementInputError, match=r"^hosts\[0\]\.function_names\[%s\]: .* gives no usable trait" % AFU):
-        PlacementProviderTreeModule._function_names({AFU: "\u65e5\u672c\u8a9e"}, "hosts[0].function_names")
-    with pytest.raises(P.PlacementInputError, match=r"^hosts\[2\]\.drain: expected a list of addresses"):
-        PlacementProviderTreeModule._names("0000:d8:00.0", "hosts[2].drain")
-    assert PlacementProviderTreeModule._names(None, "hosts[2].undrain") == []
+        tree_module._function_names({AFU: "\u65e5\u672c\u8a9e"}, "hosts[0].function_names")
+
+
+DISCOVERY = {"host": {"hostname": "cn1"}, "accelerators": []}
+
+
+@pytest.mark.parametrize("item, words", [
+    # what the argument spec (hosts: options=) refuses, before the module reads anything
+    ({"discovery": DISCOVERY, "overrides": [ADDR]}, ["overrides", "hosts", "dict"]),
+    ({"discovery": DISCOVERY, "function_names": ["gzip"]}, ["function_names", "hosts", "dict"]),
+    ({"discovery": DISCOVERY, "drain": {"a": 1}}, ["drain", "hosts", "list"]),
+    ({"discovery": DISCOVERY, "colour": 1}, ["colour", "hosts", "discovery, drain, function_names"]),
+    ({"host": "cn1"}, ["discovery", "hosts", "required"]),
+    # and what the module's own checks refuse, naming the item
+    ({"discovery": DISCOVERY, "overrides": {ADDR: {"colour": 1}}},
+     ["hosts[0].overrides[0000:5e:00.0]: unknown key(s) colour"]),
+    ({"discovery": DISCOVERY, "function_names": {AFU: "\u65e5"}}, ["hosts[0].function_names[%s]" % AFU]),
+    ({"discovery": None}, ["hosts[0].discovery: expected the result of accelerator_info"]),
+    ({"discovery": {"accelerators": []}}, ["hosts[0]: the discovery result names no host"]),
+])
+def test_hosts_items_are_checked_and_named(monkeypatch, item, words):
+    patch_exits(monkeypatch)
+    out = run_module(tree_module.main, {"hosts": [item], "cloud": "nowhere"})
+    assert out.kind == "fail", out.result
+    for w in words:
+        assert w in out.result["msg"], out.result["msg"]
+
+
+def test_a_hosts_item_takes_a_string_for_its_lists_as_the_module_wide_lists_do(monkeypatch):
+    # drain: "a,b" was refused in a hosts item and accepted module-wide; the argument spec now treats both alike
+    patch_exits(monkeypatch)
+    seen = {}
+
+    def stop(self):
+        seen["hosts"] = self._validate()[0]
+        raise Exit("exit", {})
+    monkeypatch.setattr(tree_module.PlacementProviderTreeModule, "run", stop)
+    out = run_module(tree_module.main, {"hosts": [{"discovery": [nic(4)], "host": "cn1", "drain": "0000:d8:00.0"}],
+                                        "drain": "x,y", "cloud": "nowhere"})
+    assert out.kind == "exit"
+    (p,) = seen["hosts"][0]["providers"]
+    assert p["inventories"]["SRIOV_NET_VF"]["reserved"] == 4
+
+
+MODULE_BASE = {
+    "placement_provider_tree": {"discovery": DISCOVERY},
+    "placement_provider_info": {},
+    "placement_provider_drain": {"providers": [{"uuid": "2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"}]},
+    "placement_aggregate_info": {"aggregates": ["2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_BASE))
+@pytest.mark.parametrize("option, value, form", [
+    ("request_retries", True, "a whole number between 0 and 20"), ("request_retries", 21, "between 0 and 20"),
+    ("request_retry_delay", float("nan"), "a number of seconds between 0 and 60"),
+    ("request_retry_delay", 61, "between 0 and 60")])
+def test_every_placement_module_takes_the_shared_retry_options(monkeypatch, name, option, value, form):
+    # the shared spec (_openstack.RETRY_ARGUMENT_SPEC) and its ranges, checked before anything is sent; the
+    # Placement modules had their own copies, whose check let a boolean through
+    mod = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.modules." + name)
+    cls = next(v for k, v in vars(mod).items() if k.startswith("Placement") and k.endswith("Module"))
+    assert dict((k, cls.argument_spec[k]) for k in _openstack.RETRY_ARGUMENT_SPEC) == _openstack.RETRY_ARGUMENT_SPEC
+    patch_exits(monkeypatch)
+    args = dict(MODULE_BASE[name], cloud="nowhere")
+    args[option] = value
+    out = run_module(mod.main, args)
+    assert out.kind == "fail" and out.result["msg"].startswith(option + ": must be ") and form in out.result["msg"], \
+        out.result

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Placement's vocabulary as this collection uses it: provider names and uuids, the traits it owns, trait and
+resource class validation, inventories and drains. No HTTP here."""
+
+from __future__ import annotations
+
+import copy
+import re
+import uuid as uuidlib
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+
+OWNER_TRAIT = "CUSTOM_OWNER_ACCELOPS"
+FOREIGN_OWNER_TRAITS = ("OWNER_CYBORG", "OWNER_NOVA")
+# Traits this module manages on providers it owns: what it sets now, and what it set before and must be
+# able to take away (a function that changed, a NUMA node that moved). Everything else on its providers
+# (an operator's CUSTOM_GOLD, a standard trait added by hand) is left as it is.
+MANAGED_TRAIT_PREFIXES = (OWNER_TRAIT, "CUSTOM_ACCELERATOR_", "CUSTOM_VENDOR_", "CUSTOM_PRODUCT_",
+                          "CUSTOM_PROGRAMMING_", "CUSTOM_NUMA_NODE_", "CUSTOM_FPGA_", "CUSTOM_FUNCTION_")
+# The function traits: what the programming side may add or remove on a provider Cyborg or Nova owns.
+FUNCTION_TRAIT_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
+
+STANDARD_RESOURCE_CLASSES = ("VCPU", "MEMORY_MB", "DISK_GB", "PCI_DEVICE", "SRIOV_NET_VF", "NUMA_SOCKET",
+                             "NUMA_CORE", "NUMA_THREAD", "NUMA_MEMORY_MB", "IPV4_ADDRESS", "VGPU",
+                             "VGPU_DISPLAY_HEAD", "NET_BW_EGR_KILOBIT_PER_SEC", "NET_BW_IGR_KILOBIT_PER_SEC",
+                             "PCPU", "MEM_ENCRYPTION_CONTEXT", "FPGA", "PGPU", "NET_PACKET_RATE_KILOPACKET_PER_SEC",
+                             "NET_PACKET_RATE_EGR_KILOPACKET_PER_SEC", "NET_PACKET_RATE_IGR_KILOPACKET_PER_SEC")
+try:  # the authoritative lists when the controller has them (requirements.txt lists both)
+    import os_resource_classes as _orc
+    STANDARD_RESOURCE_CLASSES = tuple(_orc.STANDARDS)
+except ImportError:  # pragma: no cover
+    pass
+try:
+    import os_traits as _os_traits
+    STANDARD_TRAITS = frozenset(_os_traits.get_traits())
+except ImportError:  # pragma: no cover
+    STANDARD_TRAITS = None
+
+INVENTORY_FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
+_STANDARD_TRAIT_FORM = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+class PlacementInputError(ValueError):
+    """Bad module input: the message names the option and the accepted form."""
+
+
+# -- names -------------------------------------------------------------------------------------------------
+def provider_name(host, address):
+    """Cyborg's naming: ``<host>_<address>``."""
+    return "%s_%s" % (host, address)
+
+
+def provider_uuid(name):
+    """Cyborg's provider uuid: ``uuid3(NAMESPACE_DNS, name)``."""
+    return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
+
+
+# -- traits and resource classes ----------------------------------------------------------------------------
+def check_trait(name, option):
+    """A trait name Placement accepts: a standard trait (os-traits) or ``CUSTOM_[A-Z0-9_]+`` (255 max)."""
+    if not isinstance(name, str) or not name:
+        raise PlacementInputError("%s: a trait must be a non-empty string, got %r" % (option, name))
+    if _naming.is_valid(name):
+        return name
+    if not name.startswith(_naming.PREFIX) and _STANDARD_TRAIT_FORM.match(name) and \
+            (STANDARD_TRAITS is None or name in STANDARD_TRAITS):
+        return name
+    try:
+        suggestion = _naming.custom(name)
+    except ValueError:
+        suggestion = None
+    raise PlacementInputError(
+        "%s: %r is not a valid trait: use a standard trait (os-traits) or CUSTOM_ followed by upper-case "
+        "letters, digits and underscores, at most %d characters%s"
+        % (option, name, _naming.MAX_LENGTH, " (for example %s)" % suggestion if suggestion else ""))
+
+
+def check_resource_class(name, option):
+    """A standard resource class (os-resource-classes) or ``CUSTOM_[A-Z0-9_]+``."""
+    if isinstance(name, str) and (name in STANDARD_RESOURCE_CLASSES or _naming.is_valid(name)):
+        return name
+    try:
+        suggestion = _naming.custom(name) if isinstance(name, str) else None
+    except ValueError:
+        suggestion = None
+    raise PlacementInputError(
+        "%s: %r is not a resource class Placement knows: use a standard class (FPGA, PGPU, VGPU, SRIOV_NET_VF, "
+        "PCI_DEVICE, ...) or CUSTOM_ followed by upper-case letters, digits and underscores%s"
+        % (option, name, " (for example %s)" % suggestion if suggestion else ""))
+
+
+def safe_trait(name, *fallback_parts):
+    """``name`` when valid, else the normalised custom trait built from ``fallback_parts`` (or ``name``)."""
+    if isinstance(name, str) and _naming.is_valid(name):
+        return name
+    parts = fallback_parts or (name,)
+    return _naming.custom(*parts)
+
+
+def is_managed_trait(trait, extra=()):
+    return trait in extra or any(trait == p or (p.endswith("_") and trait.startswith(p))
+                                 for p in MANAGED_TRAIT_PREFIXES)
+
+
+def is_function_trait(trait):
+    return any(trait.startswith(p) for p in FUNCTION_TRAIT_PREFIXES)
+
+
+def owner_of(traits):
+    if OWNER_TRAIT in traits:
+        return "accelops"
+    if "OWNER_CYBORG" in traits:
+        return "cyborg"
+    if "OWNER_NOVA" in traits:
+        return "nova"
+    return None
+
+
+# -- inventories and drains ---------------------------------------------------------------------------------
+def inventory(total, reserved=0, min_unit=1, max_unit=None, step_size=1, allocation_ratio=1.0):
+    total = int(total)
+    return {"total": total, "reserved": int(reserved), "min_unit": int(min_unit),
+            "max_unit": int(max_unit if max_unit is not None else max(total, 1)), "step_size": int(step_size),
+            "allocation_ratio": float(allocation_ratio)}
+
+
+def same_inventories(a, b):
+    if set(a) != set(b):
+        return False
+    for rc in a:
+        for f in INVENTORY_FIELDS:
+            x, y = a[rc].get(f), b[rc].get(f)
+            if f == "allocation_ratio":
+                if abs(float(x if x is not None else 1.0) - float(y if y is not None else 1.0)) > 1e-6:
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+def is_drained(invs):
+    """Drained: it has inventory and every class has ``reserved >= total`` (nothing can be scheduled)."""
+    return bool(invs) and all(i.get("reserved", 0) >= i.get("total", 0) for i in invs.values())
+
+
+def keep_drain(current, wanted):
+    """``wanted`` with ``reserved = total`` on every class when ``current`` (what Placement has now) is
+    drained: someone drained the provider (an operator, another run) and the write must not undo it."""
+    if not wanted or not is_drained(current):
+        return wanted
+    out = copy.deepcopy(wanted)
+    for inv in out.values():
+        inv["reserved"] = inv["total"]
+    return out

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 
 class ModuleDocFragment(object):
-    # The retry options of the OpenStack API modules (plugins/module_utils/_openstack.py ServiceClient and
-    # _placement.py). What each module repeats, and how it avoids duplicates, is in the module's own notes.
+    # The retry options of the OpenStack API modules (plugins/module_utils/_openstack.py ServiceClient, which the
+    # Placement, Cyborg and Ironic clients share). What each module repeats, and how it avoids duplicates, is in
+    # the module's own notes.
     DOCUMENTATION = r'''
 options:
   request_retries:

@@ -124,3 +124,11 @@ def pci_resource_class(vendor_id, device_id):
             raise ValueError("not a PCI id: %r (expected up to 4 hex digits)" % (v,))
         return v.zfill(4).upper()
     return "%sPCI_%s_%s" % (PREFIX, _h(vendor_id), _h(device_id))
+
+
+def safe_trait(name, *fallback_parts):
+    """``name`` when valid, else the normalised custom trait built from ``fallback_parts`` (or ``name``)."""
+    if isinstance(name, str) and is_valid(name):
+        return name
+    parts = fallback_parts or (name,)
+    return custom(*parts)

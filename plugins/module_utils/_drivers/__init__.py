@@ -26,13 +26,30 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers"]
+__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "for_record"]
 
 
 def default_drivers():
     """A fresh list of the built-in drivers in priority order (generic PCI last)."""
     return [IntelFpgaDriver(), XilinxFpgaDriver(), QatDriver(), NvidiaGpuDriver(), GpuDriver(),
             SriovNicDriver(), PciDriver()]
+
+
+_BUILT_IN = default_drivers()
+
+
+def for_record(record):
+    """The built-in driver whose family rules (Placement, ...) apply to a discovery record: the one that made it
+    (``handler``) when it is of the record's family, else the first of that family, else generic PCI."""
+    family = record.get("family")
+    handler = record.get("handler")
+    first = None
+    for drv in _BUILT_IN:
+        if drv.family == family:
+            if drv.name == handler:
+                return drv
+            first = first or drv
+    return first or _BUILT_IN[-1]
 
 
 class Registry(object):

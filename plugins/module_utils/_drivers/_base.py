@@ -18,6 +18,7 @@ import errno
 import os
 import re
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
@@ -74,6 +75,27 @@ class Driver(object):
         for a NIC, ``nic.mac`` and the first of ``nic.interfaces`` (its ``name``). A driver that can read less
         for that than for a record overrides it."""
         return self.describe(func, ctx)
+
+    # -- Placement: what providers a record of this family becomes -------------------------------------
+    # A VF of a PF that is reported too adds to its PF's provider (the PF's inventory counts its VFs) instead of
+    # being a provider of its own.
+    vfs_pooled_in_pf = False
+
+    def discovered_function_trait(self, record, function):
+        """The trait of a loaded function when discovery gave it none (``function["trait"]`` wins), or None."""
+        return _naming.discovered_function_trait(function.get("name"), function.get("id"))
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """The Placement providers of one discovery record: ``[(address, resource class or None, total, traits,
+        note)]`` (no resource class: a provider without inventory, ``note`` says why). ``base_traits``: the traits
+        every provider of the record carries; ``function_traits(function)``: the traits of a loaded function.
+        The default is generic passthrough, in Nova's own resource class form ``CUSTOM_PCI_<VID>_<PID>``."""
+        addr = record.get("address")
+        try:
+            rc = _naming.pci_resource_class(record.get("vendor_id"), record.get("device_id"))
+        except ValueError:
+            return [(addr, None, 0, base_traits, "no usable PCI ids: no inventory")]
+        return [(addr, rc, 1, base_traits, None)]
 
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):

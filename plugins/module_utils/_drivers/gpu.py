@@ -35,8 +35,34 @@ class GpuDriver(Driver):
     family = "gpu"
     programming_model = "fixed"
 
+    vfs_pooled_in_pf = True
+
     def claims(self, func, ctx=None):
         return func.base_class == "03" and func.vendor_id in GPU_VENDORS
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """A whole GPU (PGPU 1), or the vGPUs of its one type: mdevs (available + created), vendor-VFIO VFs that
+        carry the type, or a VF of its own with one (VGPU). A single-program card with no type chosen has no
+        inventory."""
+        addr = record.get("address")
+        gpu = record.get("gpu") or {}
+        types = gpu.get("mdev_types") or []
+        vgpu_vfs = gpu.get("vgpu_vfs") or []
+        fn = record.get("function")
+        if types or vgpu_vfs or gpu.get("vgpu") is not None or record.get("programming_model") == "single":
+            if not fn:
+                return [(addr, None, 0, base_traits, "single-program card with no vGPU type chosen: no inventory")]
+            fid = fn.get("id")
+            if vgpu_vfs:
+                total = sum(1 for v in vgpu_vfs if (v.get("current_type") or {}).get("id") == fid)
+            elif gpu.get("vgpu") is not None:
+                total = 1
+            else:
+                avail = sum(int(t.get("available_instances") or 0) for t in types if t.get("id") == fid)
+                total = avail + sum(1 for u in record.get("units") or []
+                                    if u.get("kind") == "mdev" and u.get("type") == fid)
+            return [(addr, "VGPU", total, base_traits + function_traits(fn), None)]
+        return [(addr, "PGPU", 1, base_traits, None)]
 
     def describe(self, func, ctx):
         gpu = empty_gpu_section()

@@ -20,12 +20,12 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
-    Driver,
     all_f,
     function_record,
     read_text,
     walk_dirs,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import FpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 
 __metaclass__ = type
@@ -50,7 +50,7 @@ def _id(value):
     return v[2:] if v.startswith("0x") else v
 
 
-class IntelFpgaDriver(Driver):
+class IntelFpgaDriver(FpgaDriver):
     name = "intel_fpga"
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"

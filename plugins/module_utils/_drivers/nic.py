@@ -29,6 +29,15 @@ class SriovNicDriver(Driver):
     family = "nic"
     programming_model = "fixed"
 
+    vfs_pooled_in_pf = True
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """SRIOV_NET_VF: a PF's VFs (a VF reported without its PF: itself)."""
+        n = 1 if record.get("physfn") else int((record.get("sriov") or {}).get("numvfs") or 0)
+        if n <= 0:
+            return [(record.get("address"), None, 0, base_traits, "no VFs created: no inventory")]
+        return [(record.get("address"), "SRIOV_NET_VF", n, base_traits, None)]
+
     def claims(self, func, ctx=None):
         if func.base_class != "02":
             return False

@@ -18,13 +18,12 @@ import re
 from collections import Counter
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
-    Driver,
     function_record,
     mdev_units,
     read_mdev,
     read_text,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import empty_gpu_section, mdev_function
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver, empty_gpu_section, mdev_function
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 
@@ -182,7 +181,7 @@ def mig_state(ctx):
     return state
 
 
-class NvidiaGpuDriver(Driver):
+class NvidiaGpuDriver(GpuDriver):
     name = "nvidia"
     family = "gpu"
     programming_model = "single"

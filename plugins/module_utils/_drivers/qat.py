@@ -36,6 +36,17 @@ class QatDriver(Driver):
     family = "qat"
     programming_model = "fixed"
 
+    vfs_pooled_in_pf = True
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """CUSTOM_QAT: a PF's VFs (at least 1: the PF itself), or a VF reported without its PF; a gen 4+ card with
+        no services configured has no inventory."""
+        fn = record.get("function")
+        if record.get("programming_model") == "single" and not fn:
+            return [(record.get("address"), None, 0, base_traits, "no services configured: no inventory")]
+        n = 1 if record.get("physfn") else int((record.get("sriov") or {}).get("numvfs") or 0)
+        return [(record.get("address"), "CUSTOM_QAT", n if n > 0 else 1, base_traits + function_traits(fn), None)]
+
     def claims(self, func, ctx=None):
         if func.driver in KERNEL_DRIVERS or (func.driver or "").startswith("qat_"):
             return True

@@ -23,6 +23,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     read_text,
     walk_dirs,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import FpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import read_attr_real
 
@@ -68,7 +69,7 @@ def _uuids(text):
     return [t.strip().lower() for t in text.replace(",", " ").split() if t.strip()]
 
 
-class XilinxFpgaDriver(Driver):
+class XilinxFpgaDriver(FpgaDriver):
     name = "xilinx"
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"

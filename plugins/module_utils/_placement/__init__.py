@@ -35,7 +35,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.mode
     FOREIGN_OWNER_TRAITS, FUNCTION_TRAIT_PREFIXES, INVENTORY_FIELDS, MANAGED_TRAIT_PREFIXES, OWNER_TRAIT,
     STANDARD_RESOURCE_CLASSES, STANDARD_TRAITS, PlacementInputError, check_resource_class, check_trait, inventory,
     is_drained, is_function_trait, is_managed_trait, keep_drain, owner_of, provider_name, provider_uuid,
-    safe_trait, same_inventories)
+    same_inventories)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import safe_trait  # noqa: F401
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (  # noqa: F401
     GenerationCache, TreeState, default_cache_path, find_root, read_providers, short_name)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.tree import (  # noqa: F401

@@ -92,14 +92,6 @@ def check_resource_class(name, option):
         % (option, name, " (for example %s)" % suggestion if suggestion else ""))
 
 
-def safe_trait(name, *fallback_parts):
-    """``name`` when valid, else the normalised custom trait built from ``fallback_parts`` (or ``name``)."""
-    if isinstance(name, str) and _naming.is_valid(name):
-        return name
-    parts = fallback_parts or (name,)
-    return _naming.custom(*parts)
-
-
 def is_managed_trait(trait, extra=()):
     return trait in extra or any(trait == p or (p.endswith("_") and trait.startswith(p))
                                  for p in MANAGED_TRAIT_PREFIXES)

@@ -316,3 +316,33 @@ def test_a_failing_driver_gives_a_warning_not_a_traceback(host):
     rec = discover(Sysfs(host.root), registry=reg, nvidia_smi="never")["accelerators"][0]
     assert rec["vendor_id"] == "10de" and rec["units"]
     assert any("kaboom" in w for w in rec["warnings"])
+
+
+def test_the_family_rules_of_a_record_are_its_drivers():
+    """Placement's rules for a record come from its family's driver: the handler that made it when it is of the
+    record's family, else the first driver of that family, else generic PCI."""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+    assert for_record({"family": "fpga", "handler": "xilinx"}).name == "xilinx"
+    assert for_record({"family": "fpga", "handler": "nic"}).name == "intel_fpga"
+    assert for_record({"family": "gpu"}).name == "nvidia"
+    assert for_record({"family": "tpu", "handler": "tpu"}).name == "pci"
+    assert for_record({"family": "nic"}).vfs_pooled_in_pf and not for_record({"family": "fpga"}).vfs_pooled_in_pf
+
+
+def test_family_provider_specs():
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+
+    def traits(fn):
+        return ["FN_" + fn["id"]] if fn else []
+    fpga = {"family": "fpga", "handler": "intel_fpga", "address": "0000:5e:00.0", "programming_model": "dynamic",
+            "function": {"id": "aaaa"}, "fpga": {"vendor": "intel", "regions": [{"id": "r0", "trait": "CUSTOM_R"}]}}
+    assert for_record(fpga).provider_specs(fpga, ["BASE"], traits) == [
+        ("0000:5e:00.0", "FPGA", 1, ["BASE", "CUSTOM_FPGA_INTEL", "CUSTOM_R", "FN_aaaa"], None)]
+    assert for_record(fpga).discovered_function_trait(fpga, {"id": "aaaa-bbbb"}) == \
+        "CUSTOM_FPGA_FUNCTION_ID_INTEL_AAAABBBB"
+    nic = {"family": "nic", "address": "0000:d8:00.0", "sriov": {"numvfs": 0}}
+    assert for_record(nic).provider_specs(nic, ["BASE"], traits) == [
+        ("0000:d8:00.0", None, 0, ["BASE"], "no VFs created: no inventory")]
+    other = {"family": "pci", "address": "0000:af:00.0", "vendor_id": "1af4", "device_id": "1041"}
+    assert for_record(other).provider_specs(other, ["BASE"], traits) == [
+        ("0000:af:00.0", "CUSTOM_PCI_1AF4_1041", 1, ["BASE"], None)]

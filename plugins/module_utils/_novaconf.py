@@ -35,6 +35,7 @@ import json
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
 
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
 NOVA_STANDARD_CLASSES = ("VGPU", "PGPU", "FPGA", "SRIOV_NET_VF", "PCI_DEVICE")
@@ -43,13 +44,6 @@ DEVICE_SPEC_KEYS = ("vendor_id", "product_id", "address", "physical_network", "t
                     "resource_class", "traits", "managed", "live_migratable")
 ALIAS_KEYS = ("name", "vendor_id", "product_id", "device_type", "numa_policy", "resource_class", "traits",
               "live_migratable")
-CYBORG_DRIVERS = {
-    ("fpga", "intel"): "intel_fpga_driver",
-    ("fpga", "xilinx"): "xilinx_fpga_driver",
-    ("qat", "8086"): "intel_qat_driver",
-    ("gpu", "10de"): "nvidia_gpu_driver",
-    ("nic", "8086"): "intel_nic_driver",
-}
 CYBORG_FAMILIES = ("fpga", "qat", "gpu", "nic")
 
 
@@ -146,15 +140,12 @@ class _Renderer:
                 f[k] = v
 
     def _cyborg(self, a, card):
-        vendor = (card.get("fpga") or {}).get("vendor") if a["family"] == "fpga" else card.get("vendor_id")
-        drv = CYBORG_DRIVERS.get((a["family"], vendor))
+        rec = dict(card, family=a["family"], address=a["address"])
+        drv, problem = for_record(rec).cyborg_driver(rec)
+        if problem:
+            self.problems.append("%s: %s" % (a["function"], problem))
         if drv is None:
-            self.problems.append("%s: Cyborg has no driver for %s cards of vendor %s (%s); not configured"
-                                 % (a["function"], a["family"], vendor, a["address"]))
             return
-        if drv == "intel_fpga_driver" and (card.get("fpga") or {}).get("layout") == "dfl":
-            self.problems.append("%s: %s uses the upstream DFL driver; Cyborg's intel_fpga_driver reads the OPAE "
-                                 "layout (/sys/class/fpga) and will not see it" % (a["function"], a["address"]))
         self.cyborg.add(drv)
         self._note(a, "cyborg", addresses=[a["address"]])
 

@@ -39,17 +39,19 @@ _BUILT_IN = default_drivers()
 
 
 def for_record(record):
-    """The built-in driver whose family rules (Placement, ...) apply to a discovery record: the one that made it
-    (``handler``) when it is of the record's family, else the first of that family, else generic PCI."""
+    """The built-in driver whose family rules (Placement, Cyborg, ...) apply to a discovery record: the one that
+    made it (``handler``) when it is of the record's family, else the first whose ``matches_record`` says the
+    record is its own, else the first of the record's family, else generic PCI."""
     family = record.get("family")
     handler = record.get("handler")
-    first = None
-    for drv in _BUILT_IN:
-        if drv.family == family:
-            if drv.name == handler:
-                return drv
-            first = first or drv
-    return first or _BUILT_IN[-1]
+    same_family = [drv for drv in _BUILT_IN if drv.family == family]
+    for drv in same_family:
+        if drv.name == handler:
+            return drv
+    for drv in same_family:
+        if drv.matches_record(record):
+            return drv
+    return same_family[0] if same_family else _BUILT_IN[-1]
 
 
 class Registry(object):

@@ -97,6 +97,20 @@ class Driver(object):
             return [(addr, None, 0, base_traits, "no usable PCI ids: no inventory")]
         return [(addr, rc, 1, base_traits, None)]
 
+    def matches_record(self, record):
+        """True when a recorded discovery is this driver's by its content (``for_record``'s choice when the
+        record's ``handler`` is not a built-in driver of its family)."""
+        return record.get("family") == self.family
+
+    # -- Cyborg: which of its drivers reports this card ----------------------------------------------------
+    def cyborg_vendor(self, record):
+        return record.get("vendor_id")
+
+    def cyborg_driver(self, record):
+        """``(Cyborg's driver for this card or None, a problem to report or None)``."""
+        return None, "Cyborg has no driver for %s cards of vendor %s (%s); not configured" % (
+            record.get("family"), self.cyborg_vendor(record), record.get("address"))
+
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):
         """Return the ordered list of steps that would turn ``record`` into ``desired``."""

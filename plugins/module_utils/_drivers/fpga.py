@@ -26,6 +26,9 @@ class FpgaDriver(Driver):
         vendor = (record.get("fpga") or {}).get("vendor") or record.get("vendor_id") or ""
         return _naming.fpga_function_trait(vendor, function["id"])
 
+    def cyborg_vendor(self, record):
+        return (record.get("fpga") or {}).get("vendor")
+
     def provider_specs(self, record, base_traits, function_traits):
         addr = record.get("address")
         fpga = record.get("fpga") or {}

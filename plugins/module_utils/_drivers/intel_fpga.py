@@ -56,6 +56,16 @@ class IntelFpgaDriver(FpgaDriver):
     family = "fpga"
     programming_model = "dynamic"
 
+    def matches_record(self, record):
+        return record.get("family") == "fpga" and (record.get("fpga") or {}).get("vendor") in (None, "intel")
+
+    def cyborg_driver(self, record):
+        if (record.get("fpga") or {}).get("layout") == "dfl":
+            return "intel_fpga_driver", (
+                "%s uses the upstream DFL driver; Cyborg's intel_fpga_driver reads the OPAE layout (/sys/class/fpga) "
+                "and will not see it" % record.get("address"))
+        return "intel_fpga_driver", None
+
     def claims(self, func, ctx=None):
         if func.driver in KERNEL_DRIVERS:
             return True

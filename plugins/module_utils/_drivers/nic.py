@@ -38,6 +38,11 @@ class SriovNicDriver(Driver):
             return [(record.get("address"), None, 0, base_traits, "no VFs created: no inventory")]
         return [(record.get("address"), "SRIOV_NET_VF", n, base_traits, None)]
 
+    def cyborg_driver(self, record):
+        if record.get("vendor_id") == "8086":
+            return "intel_nic_driver", None
+        return super(SriovNicDriver, self).cyborg_driver(record)
+
     def claims(self, func, ctx=None):
         if func.base_class != "02":
             return False

@@ -189,6 +189,12 @@ class NvidiaGpuDriver(GpuDriver):
     def claims(self, func, ctx=None):
         return func.vendor_id == "10de" and func.base_class == "03"
 
+    def matches_record(self, record):
+        return record.get("family") == "gpu" and record.get("vendor_id") == "10de"
+
+    def cyborg_driver(self, record):
+        return "nvidia_gpu_driver", None
+
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
     @staticmethod
     def _vgpu_of(func):

@@ -47,6 +47,11 @@ class QatDriver(Driver):
         n = 1 if record.get("physfn") else int((record.get("sriov") or {}).get("numvfs") or 0)
         return [(record.get("address"), "CUSTOM_QAT", n if n > 0 else 1, base_traits + function_traits(fn), None)]
 
+    def cyborg_driver(self, record):
+        if record.get("vendor_id") == "8086":
+            return "intel_qat_driver", None
+        return super(QatDriver, self).cyborg_driver(record)
+
     def claims(self, func, ctx=None):
         if func.driver in KERNEL_DRIVERS or (func.driver or "").startswith("qat_"):
             return True

@@ -75,6 +75,12 @@ class XilinxFpgaDriver(FpgaDriver):
     family = "fpga"
     programming_model = "single"
 
+    def matches_record(self, record):
+        return record.get("family") == "fpga" and (record.get("fpga") or {}).get("vendor") == "xilinx"
+
+    def cyborg_driver(self, record):
+        return "xilinx_fpga_driver", None
+
     def claims(self, func, ctx=None):
         if func.driver in MGMT_DRIVERS or func.driver in USER_DRIVERS:
             return True

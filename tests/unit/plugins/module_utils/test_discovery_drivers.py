@@ -324,7 +324,9 @@ def test_the_family_rules_of_a_record_are_its_drivers():
     from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
     assert for_record({"family": "fpga", "handler": "xilinx"}).name == "xilinx"
     assert for_record({"family": "fpga", "handler": "nic"}).name == "intel_fpga"
-    assert for_record({"family": "gpu"}).name == "nvidia"
+    assert for_record({"family": "gpu", "vendor_id": "10de"}).name == "nvidia"
+    assert for_record({"family": "gpu", "vendor_id": "1002"}).name == "gpu"
+    assert for_record({"family": "fpga", "fpga": {"vendor": "xilinx"}}).name == "xilinx"
     assert for_record({"family": "tpu", "handler": "tpu"}).name == "pci"
     assert for_record({"family": "nic"}).vfs_pooled_in_pf and not for_record({"family": "fpga"}).vfs_pooled_in_pf
 
@@ -346,3 +348,28 @@ def test_family_provider_specs():
     other = {"family": "pci", "address": "0000:af:00.0", "vendor_id": "1af4", "device_id": "1041"}
     assert for_record(other).provider_specs(other, ["BASE"], traits) == [
         ("0000:af:00.0", "CUSTOM_PCI_1AF4_1041", 1, ["BASE"], None)]
+
+
+@pytest.mark.parametrize("record, expected", [
+    ({"family": "fpga", "handler": "intel_fpga", "fpga": {"vendor": "intel", "layout": "opae"}},
+     ("intel_fpga_driver", None)),
+    ({"family": "fpga", "handler": "xilinx", "fpga": {"vendor": "xilinx"}}, ("xilinx_fpga_driver", None)),
+    ({"family": "qat", "vendor_id": "8086"}, ("intel_qat_driver", None)),
+    ({"family": "gpu", "vendor_id": "10de"}, ("nvidia_gpu_driver", None)),
+    ({"family": "nic", "vendor_id": "8086"}, ("intel_nic_driver", None)),
+    ({"family": "nic", "vendor_id": "15b3", "address": "0000:d8:00.0"},
+     (None, "Cyborg has no driver for nic cards of vendor 15b3 (0000:d8:00.0); not configured")),
+    ({"family": "gpu", "vendor_id": "1002", "address": "0000:3b:00.0"},
+     (None, "Cyborg has no driver for gpu cards of vendor 1002 (0000:3b:00.0); not configured")),
+])
+def test_cyborg_driver_of_each_family(record, expected):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+    assert for_record(record).cyborg_driver(record) == expected
+
+
+def test_cyborg_cannot_see_a_dfl_intel_fpga():
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+    rec = {"family": "fpga", "handler": "intel_fpga", "address": "0000:5e:00.0",
+           "fpga": {"vendor": "intel", "layout": "dfl"}}
+    drv, problem = for_record(rec).cyborg_driver(rec)
+    assert drv == "intel_fpga_driver" and "0000:5e:00.0 uses the upstream DFL driver" in problem

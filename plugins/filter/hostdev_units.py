@@ -13,9 +13,15 @@ description:
   - Lists the units (PCI functions, VFs, mdevs) of M(accelops.lifecycle.accelerator_info) records that match every
     selector given, each with its record's family, function and PF, whether it is an NVIDIA vendor-VFIO VF, and
     a file-safe C(name) (C(pci_0000_3b_00_4), C(mdev_4b20d080_...), the names libvirt gives node devices).
-  - By default only units a guest can be given now are listed - not a function whose mdevs or VFs exist (the
-    parent of other units), not an NVIDIA vendor-VFIO VF without a vGPU type. Units named in O(ids) are always
-    listed.
+  - By default only units a guest can be given now are listed - not a PCI bridge, not a function whose mdevs or
+    VFs exist (the parent of other units), not an NVIDIA vendor-VFIO VF without a vGPU type, and not a PCI unit
+    whose IOMMU group is not viable. Units named in O(ids) are always listed.
+  - VFIO gives a guest an IOMMU group only when every member is bound to vfio-pci (or a vfio-pci variant
+    driver such as C(mlx5_vfio_pci)), pci-stub, pcieport or no driver. A member bound to another driver (an
+    Alveo management PF on C(xclmgmt), a GPU's audio function on C(snd_hda_intel)) makes the unit not
+    assignable, with C(why_not) naming the member and its driver, unless that member is a unit selected in the
+    same call (it is then passed with it, and both are assignable). Records from an C(accelerator_info) without
+    C(iommu_group_drivers) are not checked for this.
   - The result feeds P(accelops.lifecycle.hostdev_xml#filter) unit by unit.
 options:
   _input:
@@ -47,7 +53,9 @@ options:
     type: list
     elements: str
   assignable_only:
-    description: Leave out units that cannot be given to a guest now (except those named in O(ids)).
+    description:
+      - Leave out units that cannot be given to a guest now (except those named in O(ids)). A unit held back only
+        by members of its IOMMU group that are selected too is kept (they are passed together).
     type: bool
     default: true
 seealso:
@@ -104,6 +112,11 @@ _value:
       description: Functions of the record's IOMMU group (assigned together).
       type: list
       elements: str
+    iommu_group_drivers:
+      description:
+        - The record's C(iommu_group_drivers) (each group member's driver, null for none), or null when the
+          record has none.
+      type: dict
     in_use:
       description: In use by a domain or process at discovery time.
       type: bool
@@ -115,7 +128,9 @@ _value:
       description: Whether a guest can be given it now.
       type: bool
     why_not:
-      description: Why not (null when assignable).
+      description:
+        - Why not (null when assignable). For a group that is not viable it names the group, each member in the
+          way with its driver, and what to do (bind the member to vfio-pci, or pass it with this unit).
       type: str
     name:
       description: File-safe name (C(pci_0000_3b_00_4), C(mdev_<uuid with _>)).

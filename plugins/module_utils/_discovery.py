@@ -46,8 +46,8 @@ RECORD_KEYS = (
     "address", "family", "handler", "vendor_id", "device_id", "subsystem_vendor_id",
     "subsystem_device_id", "class_id", "revision", "vendor_name", "device_name", "subsystem_name",
     "class_name", "driver", "driver_override", "numa_node", "local_cpulist", "iommu_group",
-    "iommu_group_members", "link", "sriov", "physfn", "vf_index", "programming_model", "function",
-    "healthy", "units", "gpu", "fpga", "qat", "nic", "warnings",
+    "iommu_group_members", "iommu_group_drivers", "link", "sriov", "physfn", "vf_index", "programming_model",
+    "function", "healthy", "units", "gpu", "fpga", "qat", "nic", "warnings",
 )
 
 
@@ -233,7 +233,7 @@ def build_record(func, driver, ctx):
         "class_id": func.class_id, "revision": None, "vendor_name": None, "device_name": None,
         "subsystem_name": None, "class_name": None, "driver": func.driver, "driver_override": None,
         "numa_node": None, "local_cpulist": None, "iommu_group": func.iommu_group, "iommu_group_members": None,
-        "link": None, "sriov": None, "physfn": func.physfn, "vf_index": None, "programming_model": None,
+        "iommu_group_drivers": None, "link": None, "sriov": None, "physfn": func.physfn, "vf_index": None, "programming_model": None,
         "function": None, "healthy": None, "units": [], "gpu": None, "fpga": None, "qat": None, "nic": None,
         "warnings": None,
     }
@@ -256,7 +256,10 @@ def _fill_record(rec, func, driver, ctx):
     scan = ctx.scan
     if func.physfn:
         rec["vf_index"] = scan.vf_index(func)
-    rec["iommu_group_members"] = scan.group_members(func.iommu_group)
+    members = rec["iommu_group_members"] = scan.group_members(func.iommu_group)
+    # what VFIO's viability rule needs (hostdev_units): the scan already read every member's driver
+    functions = scan.functions
+    rec["iommu_group_drivers"] = {a: (functions[a].driver if a in functions else None) for a in members}
     ids = ctx.pci_ids
     if ids is not None:
         rec["vendor_name"], rec["device_name"], rec["subsystem_name"], rec["class_name"] = ids.names(

@@ -48,6 +48,20 @@ class HostdevError(ValueError):
     """Bad input: the message names what is wrong and the accepted form."""
 
 
+# VFIO gives a guest an IOMMU group only when the group is viable: since Linux 5.19 the IOMMU core refuses
+# the group's DMA ownership (iommu_group_claim_dma_owner, -EPERM) while any member is bound to a driver
+# without driver_managed_dma (pci_dma_configure counts those); the drivers that set it are vfio-pci and its
+# variant drivers (mlx5_vfio_pci, xe-vfio-pci, ...), pci-stub and pcieport. Before 5.19 vfio_group_viable()
+# allowed vfio drivers, pci-stub (vfio_driver_allowed), no driver and any bridge header. The intersection,
+# below, holds on both. Sources in docs/libvirt.md.
+_GROUP_SAFE_DRIVERS = ("pci-stub", "pcieport")
+
+
+def group_safe_driver(driver):
+    """Whether a group member bound to ``driver`` (None: no driver) leaves the group viable for VFIO."""
+    return driver is None or driver in _GROUP_SAFE_DRIVERS or "vfio" in driver
+
+
 # ---------------------------------------------------------------------------------------------- values
 
 def parse_pci_address(text, what="address"):
@@ -173,6 +187,7 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
         current = (vgpu or {}).get("current_type") or {}
         vgpu_type = current.get("id") or raw.get("type")
     sriov = record.get("sriov") or {}
+    group_drivers = raw.get("iommu_group_drivers", record.get("iommu_group_drivers"))
     children = []
     if kind == "device":
         children = [u.get("id") for u in record.get("units") or [] if isinstance(u, dict) and u.get("kind") == "mdev"]
@@ -187,6 +202,9 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
             why_not = "parent of %d VFs" % sriov.get("numvfs")
         elif vendor_vfio and not vgpu_type:
             why_not = "NVIDIA vendor-VFIO VF without a vGPU type"
+        elif kind != "mdev":
+            # an mdev has an IOMMU group of its own (made by the mdev core), a PCI unit shares its function's
+            why_not = _group_why_not(raw.get("iommu_group"), group_blockers(uid, group_drivers))
     name = ("mdev_" + uid.replace("-", "_")) if kind == "mdev" else "pci_" + re.sub(r"[:.]", "_", uid)
     function = record.get("function") or {}
     return {
@@ -202,6 +220,7 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
         "vgpu_type": vgpu_type,
         "iommu_group": raw.get("iommu_group"),
         "iommu_group_members": raw.get("iommu_group_members", record.get("iommu_group_members") or []),
+        "iommu_group_drivers": group_drivers,
         "in_use": bool(raw.get("in_use")),
         "in_use_by": list(raw.get("in_use_by") or []),
         "assignable": why_not is None,
@@ -210,10 +229,45 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
     }
 
 
+def group_blockers(uid, group_drivers):
+    """``[(address, driver)]`` of the other members of a PCI unit's IOMMU group that make the group not viable
+    (bound to a driver group_safe_driver refuses). Empty when the drivers are not known (records of an older
+    accelerator_info): those keep the answer they had."""
+    if group_drivers is None:
+        return []
+    return [(address, driver) for address, driver in sorted(group_drivers.items())
+            if address != uid and not group_safe_driver(driver)]
+
+
+def _group_why_not(group, blockers):
+    if not blockers:
+        return None
+    held = ", ".join("%s bound to %s" % pair for pair in blockers)
+    them = blockers[0][0] if len(blockers) == 1 else "them"
+    return ("IOMMU group %s is not viable: it also holds %s, and VFIO gives a guest a group only when every "
+            "member is bound to vfio-pci, pci-stub or no driver; bind %s to vfio-pci or pass %s with this unit"
+            % (group, held, them, them))
+
+
+def _check_group_drivers(value, where):
+    """HostdevError unless ``value`` is null or a mapping of PCI address -> driver name or null."""
+    if value is None:
+        return
+    form = "a mapping of PCI address to driver name or null (accelerator_info's iommu_group_drivers) or null"
+    if not isinstance(value, dict):
+        raise HostdevError("%s: iommu_group_drivers: expected %s, got %s" % (where, form, _describe(value)))
+    for address, driver in value.items():
+        if not isinstance(address, str) or not is_pci_address(address) or \
+                (driver is not None and not isinstance(driver, str)):
+            raise HostdevError("%s: iommu_group_drivers: %r: %r is not a PCI address with a driver name or null; "
+                               "expected %s" % (where, address, driver, form))
+
+
 def _unit_from_dict(unit, record, where):
     if unit.get("in_use_by") and not isinstance(unit["in_use_by"], list):
         raise HostdevError("%s: in_use_by: expected a list of in-use evidence or null, got %s"
                            % (where, _describe(unit["in_use_by"])))
+    _check_group_drivers(unit.get("iommu_group_drivers"), where)
     kind = unit.get("kind")
     if kind not in KINDS:
         raise HostdevError("%s: kind %r is not a unit kind; expected one of %s" % (where, kind, ", ".join(KINDS)))
@@ -250,6 +304,7 @@ def _check_record(record, fallback):
     if current and not isinstance(current, dict):
         raise HostdevError("%s: gpu.vgpu.current_type: expected a mapping (with id) or null, got %s"
                            % (where, _describe(current)))
+    _check_group_drivers(record.get("iommu_group_drivers"), where)
     return where
 
 
@@ -381,8 +436,9 @@ def select_units(units, ids=None, addresses=None, families=None, kinds=None, fun
     ``ids`` must all exist (else HostdevError). ``addresses`` (PCI addresses or shell patterns) match a unit's
     PCI address, its record's address or its PF (a PF selects its VFs and the mdevs on them). ``functions``
     match the record's function id, the mdev type or the vGPU type id. ``assignable_only`` drops units that
-    cannot be given to a guest now (parents of mdevs or VFs, vendor-VFIO VFs without a vGPU type), except
-    those named in ``ids``.
+    cannot be given to a guest now (bridges, parents of mdevs or VFs, vendor-VFIO VFs without a vGPU type, units
+    whose IOMMU group is not viable), except those named in ``ids``. A unit held back only by members of its
+    IOMMU group that are selected too (and assignable with it) is assignable: they are passed together.
     """
     id_list = [_id_key(i, "ids") for i in _as_list(ids, "ids")]
     for uid in id_list:
@@ -397,7 +453,7 @@ def select_units(units, ids=None, addresses=None, families=None, kinds=None, fun
         if kind not in KINDS:
             raise HostdevError("kinds: %r is not a unit kind; expected some of %s" % (kind, ", ".join(KINDS)))
     function_list = [str(f) for f in _as_list(functions, "functions")]
-    out = []
+    matched = []
     for unit in units:
         if id_list and unit["id"] not in id_list:
             continue
@@ -413,10 +469,38 @@ def select_units(units, ids=None, addresses=None, families=None, kinds=None, fun
             names = [str(v) for v in (unit["function"], unit["type"], unit["vgpu_type"]) if v is not None]
             if not set(names) & set(function_list):
                 continue
+        matched.append(unit)
+    passed = _passed_together(matched)
+    out = []
+    for unit in matched:
+        if not unit["assignable"] and unit["id"] in passed:
+            unit = dict(unit, assignable=True, why_not=None)
         if assignable_only and not unit["assignable"] and unit["id"] not in id_list:
             continue
         out.append(unit)
     return out
+
+
+def _passed_together(units):
+    """The ids of ``units`` a guest can be given together: each is assignable, or held back only by members of
+    its IOMMU group that are themselves in this set (a member passed with it makes no difference to viability).
+    """
+    held = {}  # id -> addresses of the members that stand in its way
+    for unit in units:
+        blockers = group_blockers(unit["id"], unit.get("iommu_group_drivers")) if unit["kind"] != "mdev" else []
+        if unit["assignable"]:
+            held[unit["id"]] = set()
+        elif blockers and unit["why_not"] == _group_why_not(unit["iommu_group"], blockers):
+            # its only reason is the group (the group check comes last in _hostdev_unit)
+            held[unit["id"]] = set(address for address, _driver in blockers)
+    changed = True
+    while changed:  # drop units whose blockers are not all in the set, until none is dropped
+        changed = False
+        for uid in list(held):
+            if not held[uid] <= set(held):
+                del held[uid]
+                changed = True
+    return set(held)
 
 
 # ---------------------------------------------------------------------------------------------- XML

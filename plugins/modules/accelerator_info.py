@@ -232,6 +232,14 @@ accelerators:
       description: Every PCI function in the same IOMMU group (a unit is only assignable with its whole group).
       type: list
       elements: str
+    iommu_group_drivers:
+      description:
+        - The driver bound to each function of C(iommu_group_members), this function included, keyed by PCI
+          address; null for a function bound to no driver. Empty without an IOMMU.
+        - VFIO gives a guest the group only when every member is bound to vfio-pci (or a vfio-pci variant
+          driver), pci-stub, pcieport or no driver, or is passed to the same guest;
+          P(accelops.lifecycle.hostdev_units#filter) reads it.
+      type: dict
     link:
       description: PCIe link (speed, width, max_speed, max_width), or null for a function without one.
       type: dict

@@ -319,3 +319,114 @@ def test_folded_vfs_are_refused_not_dropped(lab):
     full = _hostdev.collect_units(lab)
     assert set(u["id"] for r in folded for u in r["sriov"]["vf_units"] if u["kind"] == "vf") <= \
         set(u["id"] for u in full)
+
+
+# ------------------------------------------------------------------------------------------ IOMMU group viability
+
+ALVEO_USER = "0000:af:00.1"
+ALVEO_MGMT = "0000:af:00.0"
+
+
+def _discover_lab(lab, root, include_all=False):
+    h = accelsim.render_tree(lab, str(root))
+    return discover(Sysfs(root=h.root), include_all=include_all, nvidia_smi="never", vf_detail="full")
+
+
+def _alveo(root, mgmt_driver="xclmgmt"):
+    """The xilinx-alveo lab with both PFs in one IOMMU group (no ACS between the functions of the card, as on
+    hosts where VFIO refuses the user PF alone), the management PF bound to ``mgmt_driver``."""
+    lab = accelsim.load_lab("xilinx-alveo")
+    for f in lab["functions"]:
+        if f["bdf"] in (ALVEO_USER, ALVEO_MGMT):
+            f["iommu_group"] = 62
+        if f["bdf"] == ALVEO_MGMT:
+            f["driver"] = mgmt_driver
+    return _discover_lab(lab, root)
+
+
+def test_discovery_records_the_driver_of_every_group_member(tmp_path):
+    found = _alveo(tmp_path / "root")
+    user = [r for r in found["accelerators"] if r["address"] == ALVEO_USER][0]
+    assert user["iommu_group_members"] == [ALVEO_MGMT, ALVEO_USER]
+    assert user["iommu_group_drivers"] == {ALVEO_MGMT: "xclmgmt", ALVEO_USER: "xocl"}
+    assert list(user)[list(user).index("iommu_group_members") + 1] == "iommu_group_drivers"
+
+
+def test_an_alveo_user_pf_beside_its_xclmgmt_management_pf_is_not_assignable(tmp_path):
+    units = _hostdev.collect_units(_alveo(tmp_path / "root"))
+    user = by_id(units, ALVEO_USER)
+    assert user["assignable"] is False
+    assert user["why_not"] == (
+        "IOMMU group 62 is not viable: it also holds 0000:af:00.0 bound to xclmgmt, and VFIO gives a guest a group "
+        "only when every member is bound to vfio-pci, pci-stub or no driver; bind 0000:af:00.0 to vfio-pci or pass "
+        "0000:af:00.0 with this unit")
+    assert user["iommu_group_drivers"] == {ALVEO_MGMT: "xclmgmt", ALVEO_USER: "xocl"}
+    assert _hostdev.select_units(units) == []
+    # named, it is listed, with the reason
+    assert _hostdev.select_units(units, ids=[ALVEO_USER]) == [user]
+
+
+@pytest.mark.parametrize("driver", ["vfio-pci", "pci-stub", None, "mlx5_vfio_pci", "pcieport"])
+def test_a_member_bound_to_a_vfio_driver_pci_stub_or_nothing_leaves_the_group_viable(tmp_path, driver):
+    units = _hostdev.collect_units(_alveo(tmp_path / "root", mgmt_driver=driver))
+    user = by_id(units, ALVEO_USER)
+    assert (user["assignable"], user["why_not"]) == (True, None)
+    assert ALVEO_USER in [u["id"] for u in _hostdev.select_units(units)]
+
+
+def test_units_whose_group_members_are_selected_too_are_passed_together(tmp_path):
+    """A GPU and its HDMI audio function share a group: neither alone, both together."""
+    lab = accelsim.load_lab("xilinx-alveo")
+    gpu = {"bdf": "0000:3b:00.0", "vendor": 0x10DE, "device": 0x1EB8, "class": 0x030000, "driver": "nvidia",
+           "iommu_group": 80, "numa_node": 0}
+    audio = {"bdf": "0000:3b:00.1", "vendor": 0x10DE, "device": 0x10F8, "class": 0x040300,
+             "driver": "snd_hda_intel", "iommu_group": 80, "numa_node": 0}
+    lab["functions"] += [gpu, audio]
+    units = _hostdev.collect_units(_discover_lab(lab, tmp_path / "root", include_all=True))
+    alone = by_id(units, "0000:3b:00.0")
+    assert not alone["assignable"] and "0000:3b:00.1 bound to snd_hda_intel" in alone["why_not"]
+    assert "0000:3b:00.0 bound to nvidia" in by_id(units, "0000:3b:00.1")["why_not"]
+    # the GPUs alone (the audio function is family pci): held back
+    assert not [u for u in _hostdev.select_units(units, families=["gpu"]) if u["id"].startswith("0000:3b:")]
+    # every unit of the host is a selection too: the pair is in it
+    assert [u["id"] for u in _hostdev.select_units(units) if u["id"].startswith("0000:3b:")] == \
+        ["0000:3b:00.0", "0000:3b:00.1"]
+    both = _hostdev.select_units(units, addresses=["0000:3b:00.*"])
+    assert [(u["id"], u["assignable"], u["why_not"]) for u in both] == \
+        [("0000:3b:00.0", True, None), ("0000:3b:00.1", True, None)]
+    assert [u["id"] for u in _hostdev.select_units(units, ids=["0000:3b:00.0", "0000:3b:00.1"])] == \
+        ["0000:3b:00.0", "0000:3b:00.1"]
+    # one of them only: still held back by the other, listed only when named
+    assert _hostdev.select_units(units, addresses=["0000:3b:00.0"]) == []
+    named = _hostdev.select_units(units, ids=["0000:3b:00.0"])
+    assert named == [alone]
+    # a member that is selected but cannot be passed itself does not count
+    parent = dict(by_id(units, "0000:3b:00.1"), assignable=False, why_not="parent of 4 VFs")
+    assert [u["assignable"] for u in _hostdev.select_units([alone, parent], assignable_only=False)] == [False, False]
+    # the snippets of the pair are valid and kept by libvirt
+    snippets = _hostdev.render_units(both, {})
+    assert_valid(snippets, tmp_path)
+    assert_libvirt_keeps(snippets, tmp_path)
+
+
+def test_records_without_group_drivers_keep_the_old_answer(tmp_path):
+    found = _alveo(tmp_path / "root")
+    for record in found["accelerators"]:
+        del record["iommu_group_drivers"]  # as accelerator_info recorded them before the key existed
+    user = by_id(_hostdev.collect_units(found), ALVEO_USER)
+    assert (user["assignable"], user["why_not"], user["iommu_group_drivers"]) == (True, None, None)
+
+
+@pytest.mark.parametrize("value, message", [
+    (["0000:af:00.0"], "iommu_group_drivers: expected a mapping of PCI address to driver name or null"),
+    ({"af:00": "xclmgmt"}, "iommu_group_drivers: 'af:00': 'xclmgmt' is not a PCI address with a driver name"),
+    ({ALVEO_MGMT: 3}, "iommu_group_drivers: '0000:af:00.0': 3 is not a PCI address with a driver name or null"),
+])
+def test_bad_group_drivers_are_refused(tmp_path, value, message):
+    found = _alveo(tmp_path / "root")
+    record = [r for r in found["accelerators"] if r["address"] == ALVEO_USER][0]
+    with pytest.raises(_hostdev.HostdevError) as e:
+        _hostdev.collect_units(dict(record, iommu_group_drivers=value))
+    assert str(e.value).startswith("record %s: iommu_group_drivers: " % ALVEO_USER) and message in str(e.value)
+    with pytest.raises(_hostdev.HostdevError, match="unit: iommu_group_drivers: expected a mapping"):
+        _hostdev.collect_units({"kind": "device", "id": ALVEO_USER, "iommu_group_drivers": "xclmgmt"})

@@ -55,7 +55,8 @@ options:
   assignable_only:
     description:
       - Leave out units that cannot be given to a guest now (except those named in O(ids)). A unit held back only
-        by members of its IOMMU group that are selected too is kept (they are passed together).
+        by members of its IOMMU group that O(ids) or O(addresses) select too is kept (they are passed together);
+        a selection by family, kind or function alone gives each unit on its own.
     type: bool
     default: true
 seealso:

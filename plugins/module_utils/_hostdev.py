@@ -438,7 +438,8 @@ def select_units(units, ids=None, addresses=None, families=None, kinds=None, fun
     match the record's function id, the mdev type or the vGPU type id. ``assignable_only`` drops units that
     cannot be given to a guest now (bridges, parents of mdevs or VFs, vendor-VFIO VFs without a vGPU type, units
     whose IOMMU group is not viable), except those named in ``ids``. A unit held back only by members of its
-    IOMMU group that are selected too (and assignable with it) is assignable: they are passed together.
+    IOMMU group that are selected too by ``ids`` or ``addresses`` (and assignable with it) is assignable: they are
+    passed together.
     """
     id_list = [_id_key(i, "ids") for i in _as_list(ids, "ids")]
     for uid in id_list:
@@ -470,7 +471,9 @@ def select_units(units, ids=None, addresses=None, families=None, kinds=None, fun
             if not set(names) & set(function_list):
                 continue
         matched.append(unit)
-    passed = _passed_together(matched)
+    # Only units the caller names (ids, addresses) are passed together; a selection by family, kind or function,
+    # or of everything, gives each unit's snippet on its own (libvirt_hostdev writes a file per unit).
+    passed = _passed_together(matched) if id_list or patterns else set()
     out = []
     for unit in matched:
         if not unit["assignable"] and unit["id"] in passed:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import uuid as uuidlib
 
@@ -42,11 +41,11 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MAX_INSTANCE_RE
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
 NAMESPACE = uuidlib.UUID("0b7e3d6a-6f0e-5b8c-9a53-2f1c3c4d9e21")
-_TYPE_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
-_MAX_INSTANCE = re.compile(r"max_instance\s*=\s*(\d+)")
 TYPE_CACHE = "/var/lib/accelops/vgpu-types.json"
 
 
@@ -61,15 +60,6 @@ def host_name(sysfs):
 def mdev_uuid(host, parent, type_id, index):
     """The deterministic UUID of the ``index``-th vGPU of ``type_id`` on ``parent`` of ``host``."""
     return str(uuidlib.uuid5(NAMESPACE, "%s|%s|%s|%d" % (host, parent, type_id, index)))
-
-
-def parse_types(text):
-    out = []
-    for line in (text or "").splitlines():
-        m = _TYPE_LINE.match(line)
-        if m:
-            out.append({"id": m.group(1), "name": m.group(2) or None})
-    return out
 
 
 class VgpuDesired(object):
@@ -89,7 +79,7 @@ def read_mdev_card(sysfs, addr):
     for tid in sysfs.listdir(base + "/mdev_supported_types"):
         tdir = base + "/mdev_supported_types/" + tid
         desc = sysfs.read_optional(tdir + "/description") or ""
-        m = _MAX_INSTANCE.search(desc)
+        m = MAX_INSTANCE_RE.search(desc)
         types.append({"id": tid, "name": sysfs.read_optional(tdir + "/name"),
                       "available": _int(sysfs.read_optional(tdir + "/available_instances")),
                       "max": int(m.group(1)) if m else None})
@@ -205,8 +195,8 @@ def read_vendor_vfs(sysfs, vf_addrs):
         base = "%s/%s/nvidia" % (DEVICES, a)
         cur = _int(sysfs.read_optional(base + "/current_vgpu_type"))
         out.append({"index": i, "address": a, "current": str(cur) if cur else None,
-                    "creatable": parse_types(sysfs.read_optional(base + "/creatable_vgpu_types")),
-                    "supported": parse_types(sysfs.read_optional(base + "/supported_vgpu_types")),
+                    "creatable": parse_vgpu_types(sysfs.read_optional(base + "/creatable_vgpu_types")),
+                    "supported": parse_vgpu_types(sysfs.read_optional(base + "/supported_vgpu_types")),
                     "has_nvidia": sysfs.isdir(base)})
     return out
 

@@ -31,7 +31,8 @@ __metaclass__ = type
 MODELS = ("dynamic", "single", "fixed")
 
 _ALL_F = re.compile(r"^(0x)?[fF]+$")
-_MAX_INSTANCE = re.compile(r"max_instance\s*=\s*(\d+)")
+# the "max_instance=N" of an mdev type's description
+MAX_INSTANCE_RE = re.compile(r"max_instance\s*=\s*(\d+)")
 
 
 class Driver(object):
@@ -210,7 +211,7 @@ def read_mdev(func, ctx):
                 func.warn("%savailable_instances: unexpected value %r" % (label, avail_text[:40]))
                 avail = None
             devices = sorted(d for d in listdir_real(tdir + "/devices") if UUID_RE.match(d))
-            m = _MAX_INSTANCE.search(desc or "")
+            m = MAX_INSTANCE_RE.search(desc or "")
             if m:
                 max_inst = int(m.group(1))
             elif avail is not None:

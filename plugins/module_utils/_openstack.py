@@ -19,23 +19,40 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 
-try:
-    import openstack
-    from openstack import exceptions as sdk_exceptions
-    HAS_SDK = True
-    SDK_IMPORT_ERROR = None
-except ImportError:
-    HAS_SDK = False
-    SDK_IMPORT_ERROR = traceback.format_exc()
+# openstacksdk and keystoneauth are imported on first use, not with this module: the filters (the fleet report,
+# through _placement) and the planning code import it without talking to a service, and in every forked ansible
+# worker that templates one of the collection's filters the SDK import alone cost about 0.15 s of CPU.
+HAS_SDK = True  # False: openstacksdk could not be imported (SDK_IMPORT_ERROR says why)
+SDK_IMPORT_ERROR = None
+_LAZY = {}
 
-try:  # keystoneauth (openstacksdk's HTTP layer): the errors that mean "no answer came back"
-    from keystoneauth1 import exceptions as _ksa_exc
-    NO_ANSWER_ERRORS = (_ksa_exc.ConnectFailure, _ksa_exc.ConnectTimeout, _ksa_exc.UnknownConnectionError,
-                        _ksa_exc.DiscoveryFailure)
-    _NOT_TRANSIENT = (_ksa_exc.SSLError,)
-except ImportError:  # pragma: no cover
-    NO_ANSWER_ERRORS = ()
-    _NOT_TRANSIENT = ()
+
+def _sdk_exceptions():
+    """openstack.exceptions, or None when openstacksdk cannot be imported (then HAS_SDK is False)."""
+    if "sdk" not in _LAZY:
+        global HAS_SDK, SDK_IMPORT_ERROR  # pylint: disable=global-statement
+        try:
+            import openstack  # pylint: disable=import-outside-toplevel
+            from openstack import exceptions as sdk_exceptions  # pylint: disable=import-outside-toplevel
+            _LAZY["sdk"] = (openstack, sdk_exceptions)
+        except ImportError:
+            HAS_SDK = False
+            SDK_IMPORT_ERROR = traceback.format_exc()
+            _LAZY["sdk"] = None
+    return _LAZY["sdk"][1] if _LAZY["sdk"] else None
+
+
+def _no_answer_errors():
+    """(keystoneauth's errors that mean no answer came back, those of them that are not transient)."""
+    if "ksa" not in _LAZY:
+        try:
+            from keystoneauth1 import exceptions as ksa_exc  # pylint: disable=import-outside-toplevel
+            _LAZY["ksa"] = ((ksa_exc.ConnectFailure, ksa_exc.ConnectTimeout, ksa_exc.UnknownConnectionError,
+                             ksa_exc.DiscoveryFailure), (ksa_exc.SSLError,))
+        except ImportError:  # pragma: no cover
+            _LAZY["ksa"] = ((), ())
+    return _LAZY["ksa"]
+
 
 # The option names and aliases are openstack.cloud's, so module_defaults written for that collection work
 # here too. Documented once in plugins/doc_fragments/_openstack.py; keep the two in step.
@@ -152,7 +169,8 @@ def retry_delays(retries, delay):
 
 def no_answer_cause(error):
     """A one-line cause when ``error`` means that no answer came back (else None)."""
-    if NO_ANSWER_ERRORS and isinstance(error, NO_ANSWER_ERRORS) and not isinstance(error, _NOT_TRANSIENT):
+    no_answer, not_transient = _no_answer_errors()
+    if no_answer and isinstance(error, no_answer) and not isinstance(error, not_transient):
         text = " ".join(str(error).split())
         return "no answer: %s: %s" % (type(error).__name__, text[:300])
     return None
@@ -353,14 +371,15 @@ class OpenStackModule(object):
     @property
     def conn(self):
         if self._conn is None:
-            if not HAS_SDK:
+            sdk_exceptions = _sdk_exceptions() if HAS_SDK else None
+            if sdk_exceptions is None:
                 self.ansible.fail_json(msg=missing_required_lib("openstacksdk"), exception=SDK_IMPORT_ERROR)
             try:
                 kwargs = connection_kwargs(self.params)
             except ValueError as e:
                 self.ansible.fail_json(msg=str(e))
             try:
-                self._conn = openstack.connect(**kwargs)
+                self._conn = _LAZY["sdk"][0].connect(**kwargs)
             except sdk_exceptions.SDKException as e:
                 self.fail_sdk(e, "could not build an OpenStack connection")
             except Exception as e:  # keystoneauth and os-client-config raise their own types
@@ -380,7 +399,8 @@ class OpenStackModule(object):
         except ServiceUnavailable as e:
             self.ansible.fail_json(msg=str(e))
         except Exception as e:  # pylint: disable=broad-except
-            if HAS_SDK and isinstance(e, sdk_exceptions.SDKException):
+            sdk_exceptions = _sdk_exceptions() if HAS_SDK else None
+            if sdk_exceptions is not None and isinstance(e, sdk_exceptions.SDKException):
                 self.fail_sdk(e, "OpenStack request failed")
             if type(e).__module__.startswith("keystoneauth1"):
                 self.ansible.fail_json(msg="OpenStack authentication or connection failed: %s: %s"

@@ -7,6 +7,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import socket
 
 import pytest
@@ -112,3 +115,17 @@ def test_missing_sdk_fails_with_missing_required_lib(capsys, monkeypatch):
     monkeypatch.setattr(_openstack, "SDK_IMPORT_ERROR", "ImportError: no openstack")
     result = _run(_ListProviders, {"cloud": "lab"}, capsys)
     assert result["failed"] is True and "openstacksdk" in result["msg"]
+
+
+def test_the_sdk_is_imported_on_first_use_only():
+    """The filters reach _openstack through _placement; every forked ansible worker that templates one of the
+    collection's filters imports them, so openstacksdk must not come with the import."""
+    code = ("import sys; import ansible_collections.accelops.lifecycle.plugins.module_utils._placement; "
+            "import ansible_collections.accelops.lifecycle.plugins.module_utils._openstack as o; "
+            "print('openstack' in sys.modules, 'keystoneauth1' in sys.modules); "
+            "o._sdk_exceptions(); print('openstack' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    out = out.stdout.split("\n")
+    assert out[:2] == ["False False", "True"]

@@ -47,7 +47,7 @@ _value:
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import SHA256_RE
+from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import allow_list_refusal
 
 SETTINGS_MSG = (
     "accelerator_host: accelerator_host_functions must be a list, accelerator_host_mode converge or plan, "
@@ -76,44 +76,13 @@ def _settings_ok(s):
     return True
 
 
-def _sum(value):
-    text = str(value).strip().lower()
-    return text[len("sha256:"):] if text.startswith("sha256:") else text
-
-
-def not_allowed(functions, allowed):
-    """The entries of functions outside the allow-list allowed, one line each."""
-    names = set(str(a).lower() for a in allowed if not SHA256_RE.match(_sum(a)))
-    sums = set(_sum(a) for a in allowed if SHA256_RE.match(_sum(a)))
-    out = []
-    for entry in functions:
-        entry = entry if isinstance(entry, Mapping) else {}
-        name = str(entry.get("name", "") if entry.get("name") is not None else "None")
-        if name.lower() not in names:
-            out.append("%s: function name not in accelerator_host_allowed_functions" % name)
-        fpga = entry.get("fpga")
-        if isinstance(fpga, Mapping):
-            for key, source in (("sha256", "bitstream"), ("rollback_sha256", "rollback_bitstream")):
-                if fpga.get(key) and _sum(fpga[key]) not in sums:
-                    out.append("%s: fpga.%s %s (%s) not in accelerator_host_allowed_functions"
-                               % (name, key, _sum(fpga[key]), fpga.get(source, "?")))
-    return out
-
-
 def converge_refusal(settings):
     if not isinstance(settings, Mapping):
         raise AnsibleFilterError("converge_refusal expects a dictionary of the role's settings, got %s"
                                  % type(settings).__name__)
     if not _settings_ok(settings):
         return SETTINGS_MSG
-    allowed = settings.get("allowed_functions")
-    if allowed is None:
-        return None
-    outside = not_allowed(settings["functions"], allowed)
-    if not outside:
-        return None
-    return ("accelerator_host: the declaration for %s is outside its allow-list, nothing was changed: %s"
-            % (settings.get("host"), "; ".join(outside)))
+    return allow_list_refusal(settings.get("host"), settings["functions"], settings.get("allowed_functions"))
 
 
 class FilterModule(object):

@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import re
+from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, card_in_use, function_id
@@ -476,3 +477,41 @@ def _describe_match(match):
     if match["address"]:
         parts.insert(0, "address=%s" % ",".join(match["address"]))
     return " ".join(parts)
+
+
+# -- the allow-list (accelerator_converge, and the role's check before any host is read) --
+def _sum(value):
+    text = str(value).strip().lower()
+    return text[len("sha256:"):] if text.startswith("sha256:") else text
+
+
+def not_allowed(functions, allowed, option="accelerator_host_allowed_functions"):
+    """The entries of ``functions`` outside the allow-list ``allowed``, one line each: the entry's name must be
+    listed (case-insensitive), and an FPGA entry's ``sha256`` and ``rollback_sha256`` too (items of 64 hex
+    digits, optionally ``sha256:``, are checksums; the rest are names)."""
+    names = set(str(a).lower() for a in allowed if not SHA256_RE.match(_sum(a)))
+    sums = set(_sum(a) for a in allowed if SHA256_RE.match(_sum(a)))
+    out = []
+    for entry in functions:
+        entry = entry if isinstance(entry, Mapping) else {}
+        name = str(entry.get("name", "") if entry.get("name") is not None else "None")
+        if name.lower() not in names:
+            out.append("%s: function name not in %s" % (name, option))
+        fpga = entry.get("fpga")
+        if isinstance(fpga, Mapping):
+            for key, source in (("sha256", "bitstream"), ("rollback_sha256", "rollback_bitstream")):
+                if fpga.get(key) and _sum(fpga[key]) not in sums:
+                    out.append("%s: fpga.%s %s (%s) not in %s"
+                               % (name, key, _sum(fpga[key]), fpga.get(source, "?"), option))
+    return out
+
+
+def allow_list_refusal(host, functions, allowed, option="accelerator_host_allowed_functions"):
+    """None, or the message a host whose declaration is outside its allow-list is refused with."""
+    if allowed is None:
+        return None
+    outside = not_allowed(functions, allowed, option)
+    if not outside:
+        return None
+    return ("accelerator_host: the declaration for %s is outside its allow-list, nothing was changed: %s"
+            % (host, "; ".join(outside)))

@@ -34,7 +34,7 @@ import struct
 import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
@@ -718,3 +718,24 @@ def _same_file(path, sha256):
         return h.hexdigest() == sha256
     except (IOError, OSError):
         return False
+
+
+PROGRAM = Program(
+    "fpga_program",
+    dict(
+        address=dict(type="str", required=True),
+        bitstream=dict(type="path", required=True),
+        sha256=dict(type="str", required=True),
+        function_id=dict(type="str"),
+        port=dict(type="str", aliases=["region"]),
+        rollback_bitstream=dict(type="path"),
+        rollback_sha256=dict(type="str"),
+        timeout=dict(type="int", default=300),
+        force=dict(type="bool", default=False),
+        persistent=dict(type="bool", default=False),
+        persist_root=dict(type="path"),
+    ),
+    plan_program,
+    ranges={"timeout": (1, 86400, "seconds")},
+    required_together=[("rollback_bitstream", "rollback_sha256")],
+)

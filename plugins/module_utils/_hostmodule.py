@@ -60,15 +60,32 @@ class Job(object):
         self.failed = failed
 
 
-class Host(object):
-    """One run of a host module: its options, the host root, the audit trail, boot files, tools and result."""
+class Program(object):
+    """A programming module as data: its name, options (the host base's ``root`` is added), plan hook, value
+    ranges and the AnsibleModule keywords (``required_together`` ...). The module's ``main`` runs it with
+    :func:`run_program`; ``accelerator_converge`` runs the same hook for each card it programs."""
 
-    def __init__(self, module, name):
+    def __init__(self, name, argument_spec, plan, ranges=None, paths=(), **module_kwargs):
+        self.name = name
+        self.argument_spec = argument_spec
+        self.plan = plan
+        self.ranges = ranges
+        self.paths = paths
+        self.module_kwargs = module_kwargs
+
+
+class Host(object):
+    """One run of a host module: its options, the host root, the audit trail, boot files, tools and result.
+
+    ``params`` and ``sysfs`` default to the module's own; a module that programs several cards in one run
+    (``accelerator_converge``) gives each card's run its own options over the module's host root."""
+
+    def __init__(self, module, name, params=None, sysfs=None):
         self.module = module
         self.name = name
-        self.params = module.params
+        self.params = module.params if params is None else params
         self.check_mode = module.check_mode
-        self.sysfs = host_sysfs(module)
+        self.sysfs = sysfs if sysfs is not None else host_sysfs(module)
         self.auditor = Auditor(module, name)
         self.result = {"changed": False, "plan": [], "applied": [], "rolled_back": [], "rollback_failed": [],
                        "audit": self.auditor.lines}
@@ -108,6 +125,12 @@ class Host(object):
             self._workdir = None
 
 
+def run_program(program):
+    """The ``main`` of a programming module."""
+    run_host_module(program.name, program.argument_spec, program.plan, ranges=program.ranges, paths=program.paths,
+                    **program.module_kwargs)
+
+
 def run_host_module(name, argument_spec, plan_hook, ranges=None, paths=(), **kwargs):
     """Build the module (the ``root`` option added to ``argument_spec``), run ``plan_hook`` and exit."""
     module = AccelopsModule(argument_spec=host_argument_spec(**argument_spec), ranges=ranges, paths=paths,
@@ -124,16 +147,31 @@ def run_host_module(name, argument_spec, plan_hook, ranges=None, paths=(), **kwa
 
 def run(host, plan_hook):
     """One run (see the module docstring); fills ``host.result`` and returns None or the failure message."""
+    job, msg = plan(host, plan_hook)
+    if job is None:
+        return msg
+    return execute_job(host, job)
+
+
+def plan(host, plan_hook):
+    """The plan half of :func:`run`: ``(job, None)``, or ``(None, message)`` when the hook refused (the
+    refusal's ``extra`` is in ``host.result``)."""
     r = host.result
     try:
         job = plan_hook(host)
     except REFUSALS as e:
         r.update(getattr(e, "extra", {}))
-        return str(e)
-    plans = [job.plan]
+        return None, str(e)
     r["plan"] = job.plan.describe()
     if host.module._diff and job.plan:  # pylint: disable=protected-access
         r["diff"] = job.plan.diff()
+    return job, None
+
+
+def execute_job(host, job):
+    """The run half of :func:`run` (check mode: what would run); returns None or the failure message."""
+    r = host.result
+    plans = [job.plan]
     done = None
     try:
         done = execute(job.plan, host.check_mode)

@@ -24,6 +24,8 @@ import os
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
@@ -537,3 +539,39 @@ def sysfs_error_text(e):
     if isinstance(e, (SysfsError, ProgrammingError)):
         return str(e)
     return "%s: %s" % (type(e).__name__, e)
+
+
+def plan_module(host):
+    """The plan hook of the ``sriov_vfs`` module (run by :mod:`_hostmodule`)."""
+    p = host.params
+    ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
+                  libvirt_run_dir=p["libvirt_run_dir"])
+    desired = SriovDesired(p["num_vfs"], p["vf_driver"], p["vfs"], p["force"], p["persistent"])
+    steps, info = plan_sriov(ops, p["address"], desired, files=host.files)
+    host.result.update(info)
+    return Job(steps, failed=lambda _host, e: "%s: %s" % (info["address"], e))
+
+
+PROGRAM = Program(
+    "sriov_vfs",
+    dict(
+        address=dict(type="str", required=True),
+        num_vfs=dict(type="int", required=True),
+        vf_driver=dict(type="str"),
+        vfs=dict(type="list", elements="dict", default=[], options=dict(
+            index=dict(type="int", required=True),
+            mac=dict(type="str"),
+            vlan=dict(type="int"),
+            trust=dict(type="bool"),
+        )),
+        force=dict(type="bool", default=False),
+        persistent=dict(type="bool", default=True),
+        persist_root=dict(type="path"),
+        libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
+        tool_timeout=dict(type="int", default=60),
+    ),
+    plan_module,
+    ranges={"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094),
+            "tool_timeout": (0, 86400, "seconds")},
+    paths=("libvirt_run_dir",),
+)

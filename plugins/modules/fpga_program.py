@@ -282,30 +282,12 @@ state:
   type: str
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import plan_program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_host_module
+from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
 
 
 def main():
-    run_host_module(
-        "fpga_program",
-        dict(
-            address=dict(type="str", required=True),
-            bitstream=dict(type="path", required=True),
-            sha256=dict(type="str", required=True),
-            function_id=dict(type="str"),
-            port=dict(type="str", aliases=["region"]),
-            rollback_bitstream=dict(type="path"),
-            rollback_sha256=dict(type="str"),
-            timeout=dict(type="int", default=300),
-            force=dict(type="bool", default=False),
-            persistent=dict(type="bool", default=False),
-            persist_root=dict(type="path"),
-        ),
-        plan_program,
-        ranges={"timeout": (1, 86400, "seconds")},
-        required_together=[("rollback_bitstream", "rollback_sha256")],
-    )
+    run_program(PROGRAM)
 
 
 if __name__ == "__main__":

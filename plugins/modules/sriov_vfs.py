@@ -194,45 +194,12 @@ audit:
 '''
 
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, run_host_module
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, SriovDesired, plan_sriov
-
-
-def plan(host):
-    p = host.params
-    ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
-                  libvirt_run_dir=p["libvirt_run_dir"])
-    desired = SriovDesired(p["num_vfs"], p["vf_driver"], p["vfs"], p["force"], p["persistent"])
-    steps, info = plan_sriov(ops, p["address"], desired, files=host.files)
-    host.result.update(info)
-    return Job(steps, failed=lambda _host, e: "%s: %s" % (info["address"], e))
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
 
 
 def main():
-    run_host_module(
-        "sriov_vfs",
-        dict(
-            address=dict(type="str", required=True),
-            num_vfs=dict(type="int", required=True),
-            vf_driver=dict(type="str"),
-            vfs=dict(type="list", elements="dict", default=[], options=dict(
-                index=dict(type="int", required=True),
-                mac=dict(type="str"),
-                vlan=dict(type="int"),
-                trust=dict(type="bool"),
-            )),
-            force=dict(type="bool", default=False),
-            persistent=dict(type="bool", default=True),
-            persist_root=dict(type="path"),
-            libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
-            tool_timeout=dict(type="int", default=60),
-        ),
-        plan,
-        ranges={"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094),
-                "tool_timeout": (0, 86400, "seconds")},
-        paths=("libvirt_run_dir",),
-    )
+    run_program(PROGRAM)
 
 
 if __name__ == "__main__":

@@ -203,31 +203,12 @@ audit:
 '''
 
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_host_module
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import plan_module
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
 
 
 def main():
-    run_host_module(
-        "vgpu",
-        dict(
-            addresses=dict(type="list", elements="str", required=True),
-            type=dict(type="str"),
-            count=dict(type="int", default=1),
-            state=dict(type="str", choices=["present", "absent"], default="present"),
-            backend=dict(type="str", choices=["auto", "mdev", "vendor_vfio"], default="auto"),
-            hostname=dict(type="str"),
-            force=dict(type="bool", default=False),
-            persistent=dict(type="bool", default=True),
-            persist_root=dict(type="path"),
-            libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
-            tool_timeout=dict(type="int", default=60),
-        ),
-        plan_module,
-        ranges={"count": (0, 4096), "tool_timeout": (0, 86400, "seconds")},
-        paths=("libvirt_run_dir",),
-    )
+    run_program(PROGRAM)
 
 
 if __name__ == "__main__":

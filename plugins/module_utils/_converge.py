@@ -1,0 +1,366 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The converge of one host, as the ``accelerator_converge`` module runs it.
+
+allow-list -> host lock (converge mode) -> discovery -> resolution of the declaration -> one record per assigned
+card with its status (``ok``: carries its function; ``todo``; ``blocked``: in use, safe mode; ``unsupported``:
+nothing programs it) -> the plan of every card to change, through the programming module's own plan hook
+(:class:`_hostmodule.Program`) -> check mode stops here -> when any plan failed, nothing is changed -> each card's
+plan runs (a failing step rolls that card back) -> discovery again, and each changed card is verified against the
+declaration -> the lock is released.
+
+The in-use rule is the vocabulary's (:func:`_vocab.card_in_use`, through the resolution), plus the evidence the
+controller passes in from Placement (``placement_in_use``). A card's status is decided here and nowhere else.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import time
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
+from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
+    DeclarationError,
+    allow_list_refusal,
+    resolve,
+    validate,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import OptionError, discover
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
+
+LOCK_FILE = "converge.lock"
+OWNER_FILE = "converge.owner"
+LOCK_POLL = 0.05
+
+# kind -> (the module_utils file and attribute of its Program, the converge settings it takes: option -> setting)
+PROGRAMS = {
+    "fpga": ("_fpga", {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"}),
+    "vgpu": ("_vgpu", {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+                       "libvirt_run_dir": "libvirt_run_dir"}),
+    "vfs": ("_sriov", {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+                       "libvirt_run_dir": "libvirt_run_dir"}),
+}
+
+
+class ConvergeRefused(Exception):
+    """The host is refused before anything is read or changed (allow-list, declaration, lock)."""
+
+
+# -- the host lock -----------------------------------------------------------------------------------------------
+class HostLock(object):
+    """flock(2) on ``<lock_dir>/converge.lock``, held by this process for the module's run (the kernel drops it
+    when the process ends, so a crashed run never leaves it behind), with an owner record in
+    ``<lock_dir>/converge.owner`` (pid, token, the owner text the caller gives, start time) that a waiter names when it gives
+    up. An outside tool holding the same file with flock(1) is honoured the same way."""
+
+    def __init__(self, lock_dir, wait, owner=""):
+        self.lock_dir = lock_dir
+        self.wait = wait
+        self.owner = owner
+        self.token = os.urandom(8).hex()
+        self.fd = None
+        self.waited = 0.0
+
+    @property
+    def owner_path(self):
+        return os.path.join(self.lock_dir, OWNER_FILE)
+
+    def acquire(self):
+        try:
+            os.makedirs(self.lock_dir, exist_ok=True)
+            fd = os.open(os.path.join(self.lock_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise ConvergeRefused("lock_dir: cannot open %s: %s; nothing was changed"
+                                  % (os.path.join(self.lock_dir, LOCK_FILE), e.strerror or e))
+        start = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    os.close(fd)
+                    raise ConvergeRefused("lock_dir: cannot lock %s: %s; nothing was changed"
+                                          % (os.path.join(self.lock_dir, LOCK_FILE), e.strerror or e))
+            if time.monotonic() - start >= self.wait:
+                os.close(fd)
+                raise ConvergeRefused(self._held_message())
+            time.sleep(LOCK_POLL)
+        self.waited = round(time.monotonic() - start, 2)
+        self.fd = fd
+        record = "pid=%d\ntoken=%s\nowner=%s\nstarted=%s\n" % (
+            os.getpid(), self.token, self.owner.replace("\n", " "), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        tmp = self.owner_path + ".new"
+        with open(tmp, "w") as f:
+            f.write(record)
+        os.rename(tmp, self.owner_path)
+
+    def _held_message(self):
+        try:
+            with open(self.owner_path) as f:
+                owner = [line.strip() for line in f if line.strip()]
+            age = " (held for %d s)" % max(0, time.time() - os.stat(self.owner_path).st_mtime)
+        except OSError:
+            owner, age = ["(no owner record)"], ""
+        return ("the host is locked by another converge (%s)%s; waited %s s for %s. Nothing was changed. A lock "
+                "ends when its converge ends or when its holder process dies."
+                % (", ".join(owner), age, self.wait, os.path.join(self.lock_dir, LOCK_FILE)))
+
+    def release(self):
+        if self.fd is None:
+            return
+        try:
+            with open(self.owner_path) as f:
+                mine = ("token=%s" % self.token) in f.read().split("\n")
+            if mine:
+                os.unlink(self.owner_path)
+        except OSError:
+            pass
+        os.close(self.fd)
+        self.fd = None
+
+
+# -- cards -------------------------------------------------------------------------------------------------------
+def _usage_text(usages):
+    return ",".join("%s=%s" % (rc, n) for rc, n in sorted((usages or {}).items()) if n)
+
+
+def placement_evidence(providers, prefix, address):
+    """In-use evidence lines from Placement for one card: the providers named ``<prefix>_<address>`` (or a child
+    name beginning so) that have usages (``providers``: placement_provider_info's records)."""
+    pat = re.compile(re.escape("%s_%s" % (prefix, address)) + "(_|$)")
+    return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
+            for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]
+
+
+def card_records(resolution, placement_in_use, safe_mode):
+    """One record per assignment: the assignment with ``in_use``, ``in_use_by`` (host and Placement evidence),
+    ``blocked`` and ``status``."""
+    cards = []
+    for a in resolution["assignments"]:
+        card = dict(a)
+        if not a["change_needed"]:
+            card.update(in_use=bool(a["in_use_by"]), blocked=False, status="ok")
+        else:
+            evidence = list(a["in_use_by"]) + list((placement_in_use or {}).get(a["address"]) or [])
+            if a["kind"] not in PROGRAMS:
+                status = "unsupported"
+            elif evidence and safe_mode:
+                status = "blocked"
+            else:
+                status = "todo"
+            card.update(in_use=bool(evidence), in_use_by=evidence, blocked=status == "blocked", status=status)
+        cards.append(card)
+    return cards
+
+
+def overrides(resolution):
+    """Placement overrides for the cards that carry their function: the function trait (also for VFs and
+    passthrough, which have no function id), the entry's extra traits and resource class."""
+    out = {}
+    for a in resolution["assignments"]:
+        if a["change_needed"]:
+            continue
+        ov = {"traits": [a["trait"]] + list(a["placement"]["traits"])}
+        if a["placement"]["resource_class"]:
+            ov["resource_class"] = a["placement"]["resource_class"]
+        out[a["address"]] = ov
+    return out
+
+
+def host_drift(cards, planned, problems):
+    """The drift between the declaration and the host, one line each (plan mode)."""
+    out = []
+    for c in cards:
+        if c["status"] == "ok":
+            continue
+        r = planned.get(c["address"]) or {}
+        head = "host %s: %s" % (c["address"], c["function"])
+        if c["status"] == "todo" and r.get("failed") and not r.get("refused_in_use"):
+            out.append("%s cannot be planned: %s" % (head, r.get("msg")))
+        elif c["status"] == "todo" and r.get("refused_in_use"):
+            out.append("%s blocked, the module refuses: %s" % (head, r.get("msg")))
+        elif c["status"] == "todo":
+            out.append("%s (%s) not as declared; plan: %s" % (head, c["kind"], "; ".join(r.get("steps") or [])))
+        elif c["status"] == "blocked":
+            out.append("%s (%s) not as declared and in use: %s" % (head, c["kind"], "; ".join(c["in_use_by"])))
+        else:
+            out.append("%s (%s) not as declared; nothing can program it (driver binding of whole devices)"
+                       % (head, c["kind"]))
+    out.extend("declaration %s" % p for p in problems)
+    return out
+
+
+# -- programming -------------------------------------------------------------------------------------------------
+def program_for(kind):
+    """The :class:`_hostmodule.Program` of a kind (imported on first use: a host with nothing to change never
+    loads the programming engines)."""
+    name = PROGRAMS[kind][0]
+    mod = __import__("ansible_collections.accelops.lifecycle.plugins.module_utils." + name, fromlist=["PROGRAM"])
+    return mod.PROGRAM
+
+
+def card_params(card, settings):
+    """The programming module's options for one card: its arguments from the resolution, the converge's settings,
+    and the module's defaults for the rest (validated by the module's own argument spec)."""
+    from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
+    program = program_for(card["kind"])
+    params = dict(card["module_args"])
+    for option, setting in PROGRAMS[card["kind"]][1].items():
+        if settings.get(setting) is not None:
+            params[option] = settings[setting]
+    spec = dict(program.argument_spec)
+    spec["root"] = dict(type="path", default="/")
+    params["root"] = settings["root"]
+    result = ArgumentSpecValidator(spec, **dict((k, v) for k, v in program.module_kwargs.items()
+                                                if k in ("required_together", "mutually_exclusive",
+                                                         "required_one_of", "required_if"))).validate(params)
+    if result.error_messages:
+        raise Refusal("%s: %s" % (program.name, "; ".join(result.error_messages)))
+    return program, result.validated_parameters
+
+
+def _card_outcome(card_host, msg, ran):
+    """What the run of one card's plan gave, in the shape the summary reads (``ran``: the plan ran, for real or
+    in check mode; otherwise it was only made, and ``changed`` says whether it has steps)."""
+    r = card_host.result
+    refused = bool(r.get("blocked") or r.get("in_use_by"))
+    changed = bool(r.get("applied")) if ran else bool(r.get("plan"))
+    return {
+        "failed": msg is not None, "changed": changed, "refused_in_use": refused and msg is not None,
+        "msg": msg or "", "state": r.get("state"), "steps": [s["description"] for s in r.get("plan") or []],
+        "applied": list(r.get("applied") or []) if ran else [], "audit": list(r.get("audit") or []),
+        "blocked": list(r.get("blocked") or []),
+    }
+
+
+class Converge(object):
+    """One run of ``accelerator_converge`` (``module``: an AnsibleModule with the converge's options)."""
+
+    def __init__(self, module, sysfs):
+        self.module = module
+        self.p = module.params
+        self.sysfs = sysfs
+        self.check_mode = module.check_mode
+        self.result = {"changed": False, "error": None, "cards": [], "problems": [], "function_names": {},
+                       "overrides": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
+                       "drift": [], "discovery": None, "lock": None}
+
+    def discover(self):
+        try:
+            found = discover(self.sysfs, libvirt_run_dir=self.p["libvirt_run_dir"], vf_detail="full")
+        except OptionError as e:
+            raise ConvergeRefused(str(e))
+        return {"schema_version": found["schema_version"], "host": found["host"], "accelerators": found["accelerators"]}
+
+    def run(self):
+        """Fills ``self.result``; returns None or the message the module fails with."""
+        p = self.p
+        try:
+            functions = validate(p["functions"], where="functions")
+        except DeclarationError as e:
+            self.result["error"] = str(e)
+            return str(e)
+        refusal = allow_list_refusal(p["host"], p["functions"], p["allowed_functions"])
+        if refusal:
+            self.result["error"] = refusal
+            return refusal
+        lock = None
+        try:
+            if p["lock"]:
+                lock = HostLock(p["lock_dir"], p["lock_wait"], owner=p["lock_owner"])
+                lock.acquire()
+                self.result["lock"] = {"path": os.path.join(p["lock_dir"], LOCK_FILE), "waited": lock.waited,
+                                       "token": lock.token}
+            return self._converge(functions)
+        except ConvergeRefused as e:
+            self.result["error"] = str(e)
+            return str(e)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _converge(self, functions):
+        p, r = self.p, self.result
+        found = self.discover()
+        before = resolve(functions, found, validated=True)
+        cards = card_records(before, p["placement_in_use"], p["safe_mode"])
+        r.update(discovery=found, cards=cards, problems=before["problems"], function_names=before["function_names"],
+                 overrides=overrides(before))
+        only = None if p["cards"] is None else set(p["cards"])
+        todo = [c for c in cards if c["status"] == "todo" and (only is None or c["address"] in only)]
+        jobs = []
+        for card in todo:
+            card_host, job, msg = self._plan_card(card)
+            if job is not None and self.check_mode:
+                # what the programming module's check mode returns: the plan run without its writes
+                try:
+                    msg = _hostmodule.execute_job(card_host, job)
+                finally:
+                    card_host.cleanup()
+            r["planned"][card["address"]] = _card_outcome(card_host, msg, self.check_mode and job is not None)
+            if job is not None and not self.check_mode:
+                jobs.append((card, card_host, job))
+        if self.check_mode:
+            r["drift"] = host_drift(cards, r["planned"], before["problems"])
+            r["changed"] = any(o["changed"] for o in r["planned"].values())
+            return None
+        errors = [a for a, o in r["planned"].items() if o["failed"] and not o["refused_in_use"]]
+        if errors:
+            r["error"] = ("nothing was changed: the plan failed for %s (the card's line says why)"
+                          % ", ".join(errors))
+            return r["error"]
+        ran = []
+        for card, card_host, job in jobs:
+            try:
+                if not job.plan:
+                    continue
+                msg = _hostmodule.execute_job(card_host, job)
+            finally:
+                card_host.cleanup()
+            r["applied"][card["address"]] = _card_outcome(card_host, msg, True)
+            ran.append(card)
+        if not ran:
+            return self._failure()
+        r["changed"] = any(o["applied"] for o in r["applied"].values())
+        now = self.discover()
+        after = resolve(functions, now, validated=True)
+        r.update(discovery=now, function_names=after["function_names"], overrides=overrides(after))
+        carried = set((a["address"], a["function"]) for a in after["assignments"] if not a["change_needed"])
+        for card in ran:
+            ok = (card["address"], card["function"]) in carried
+            r["verify"][card["address"]] = ok
+            outcome = r["applied"][card["address"]]
+            if outcome["state"] == "partial" or (not outcome["failed"] and not ok):
+                r["kept_drained"].append(card["address"])
+        return self._failure()
+
+    def _failure(self):
+        """The message of a run whose cards did not all converge (None when they did)."""
+        r = self.result
+        bad = [a for a, o in r["applied"].items() if o["failed"] or not r["verify"].get(a, False)]
+        if not bad:
+            return None
+        return "cards not converged: %s" % "; ".join(
+            "%s: %s" % (a, r["applied"][a]["msg"] or "applied but discovery does not show it") for a in bad)
+
+    def _plan_card(self, card):
+        """(the card's Host, its Job or None, the refusal message or None)."""
+        try:
+            program, params = card_params(card, self.p)
+        except _hostmodule.REFUSALS as e:
+            dummy = _hostmodule.Host(self.module, card["kind"], params={}, sysfs=self.sysfs)
+            return dummy, None, str(e)
+        card_host = _hostmodule.Host(self.module, program.name, params=params, sysfs=self.sysfs)
+        job, msg = _hostmodule.plan(card_host, program.plan)
+        if job is None:
+            card_host.cleanup()
+        return card_host, job, msg
+

@@ -94,7 +94,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_refusal import not_allowed
+from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import not_allowed
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _pools
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 import time
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
@@ -39,13 +38,13 @@ LOCK_FILE = "converge.lock"
 OWNER_FILE = "converge.owner"
 LOCK_POLL = 0.05
 
-# kind -> (the module_utils file and attribute of its Program, the converge settings it takes: option -> setting)
+# kind -> the converge settings its programming module takes (option -> setting)
 PROGRAMS = {
-    "fpga": ("_fpga", {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"}),
-    "vgpu": ("_vgpu", {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
-                       "libvirt_run_dir": "libvirt_run_dir"}),
-    "vfs": ("_sriov", {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
-                       "libvirt_run_dir": "libvirt_run_dir"}),
+    "fpga": {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"},
+    "vgpu": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+             "libvirt_run_dir": "libvirt_run_dir"},
+    "vfs": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+            "libvirt_run_dir": "libvirt_run_dir"},
 }
 
 
@@ -128,18 +127,6 @@ class HostLock(object):
 
 
 # -- cards -------------------------------------------------------------------------------------------------------
-def _usage_text(usages):
-    return ",".join("%s=%s" % (rc, n) for rc, n in sorted((usages or {}).items()) if n)
-
-
-def placement_evidence(providers, prefix, address):
-    """In-use evidence lines from Placement for one card: the providers named ``<prefix>_<address>`` (or a child
-    name beginning so) that have usages (``providers``: placement_provider_info's records)."""
-    pat = re.compile(re.escape("%s_%s" % (prefix, address)) + "(_|$)")
-    return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
-            for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]
-
-
 def card_records(resolution, placement_in_use, safe_mode):
     """One record per assignment: the assignment with ``in_use``, ``in_use_by`` (host and Placement evidence),
     ``blocked`` and ``status``."""
@@ -202,9 +189,15 @@ def host_drift(cards, planned, problems):
 def program_for(kind):
     """The :class:`_hostmodule.Program` of a kind (imported on first use: a host with nothing to change never
     loads the programming engines)."""
-    name = PROGRAMS[kind][0]
-    mod = __import__("ansible_collections.accelops.lifecycle.plugins.module_utils." + name, fromlist=["PROGRAM"])
-    return mod.PROGRAM
+    # imports in the function body: AnsiballZ still ships these files (it reads every import of the module's tree)
+    # pylint: disable=import-outside-toplevel
+    if kind == "fpga":
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
+    elif kind == "vgpu":
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
+    else:
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
+    return PROGRAM
 
 
 def card_params(card, settings):
@@ -213,7 +206,7 @@ def card_params(card, settings):
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
     program = program_for(card["kind"])
     params = dict(card["module_args"])
-    for option, setting in PROGRAMS[card["kind"]][1].items():
+    for option, setting in PROGRAMS[card["kind"]].items():
         if settings.get(setting) is not None:
             params[option] = settings[setting]
     spec = dict(program.argument_spec)

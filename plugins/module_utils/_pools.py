@@ -584,7 +584,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
     """The keeper's plan. ``functions``: the declaration; ``pools``: the pool settings; ``hosts``: inventory name
     to ``{placement_host, name_prefix, discovery, allowed_functions}``; ``providers``: placement_provider_info's
     providers of those hosts (with usages and allocations); ``not_allowed``: the allow-list check
-    (converge_refusal's), called with ``([entry], allowed)``.
+    (_declaration.not_allowed), called with ``([entry], allowed)``.
 
     Returns ``pools`` (each pool before and planned after, deficit, surplus, shortfall, status and message),
     ``actions`` (one per card to change, with the reason and the providers to drain with their generations),

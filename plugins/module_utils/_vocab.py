@@ -94,3 +94,15 @@ def card_in_use(card, by_address):
                     evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
                                                       who.get("name") or who.get("evidence") or ""))
     return bool(evidence), evidence
+
+
+def _usage_text(usages):
+    return ",".join("%s=%s" % (rc, n) for rc, n in sorted((usages or {}).items()) if n)
+
+
+def placement_evidence(providers, prefix, address):
+    """In-use evidence lines from Placement for one card: the providers named ``<prefix>_<address>`` (or a child
+    name beginning so) that have usages (``providers``: placement_provider_info's records)."""
+    pat = re.compile(re.escape("%s_%s" % (prefix, address)) + "(_|$)")
+    return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
+            for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]

@@ -65,7 +65,7 @@ _value:
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import placement_evidence
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import placement_evidence, plan_failure
 
 STEPS = ("reads", "check", "drain", "report")
 # The role's variables a host's record is read from: its settings (one set_fact) and what each task returned.
@@ -196,10 +196,8 @@ def host_state(item):
     if plan_only:
         state["drift"] = list(plan.get("drift") or []) + _placement_drift(item, providers)
         return state
-    plan_errors = [a for a, o in planned.items() if o.get("failed") and not o.get("refused_in_use")]
-    if plan_errors:
-        state["error"] = ("nothing was changed: the plan failed for %s (the card's line says why)"
-                          % ", ".join(plan_errors))
+    if plan_failure(planned):
+        state["error"] = plan_failure(planned)
         return state
     state["changing"] = apply_list
     drain = _ran(item.get("drain"))

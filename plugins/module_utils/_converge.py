@@ -33,6 +33,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration im
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import OptionError, discover
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import plan_failure
 
 LOCK_FILE = "converge.lock"
 OWNER_FILE = "converge.owner"
@@ -226,12 +227,18 @@ def _card_outcome(card_host, msg, ran):
     r = card_host.result
     refused = bool(r.get("blocked") or r.get("in_use_by"))
     changed = bool(r.get("applied")) if ran else bool(r.get("plan"))
-    return {
+    out = {}
+    if msg is not None:
+        # what the programming module adds to a failure (rolled_back, still_applied, failed_step, the function
+        # read back ...), as its own result would have it
+        out = dict((k, v) for k, v in r.items() if k not in ("changed", "plan", "applied", "audit", "diff"))
+    out.update({
         "failed": msg is not None, "changed": changed, "refused_in_use": refused and msg is not None,
         "msg": msg or "", "state": r.get("state"), "steps": [s["description"] for s in r.get("plan") or []],
         "applied": list(r.get("applied") or []) if ran else [], "audit": list(r.get("audit") or []),
         "blocked": list(r.get("blocked") or []),
-    }
+    })
+    return out
 
 
 class Converge(object):
@@ -305,10 +312,8 @@ class Converge(object):
             r["drift"] = host_drift(cards, r["planned"], before["problems"])
             r["changed"] = any(o["changed"] for o in r["planned"].values())
             return None
-        errors = [a for a, o in r["planned"].items() if o["failed"] and not o["refused_in_use"]]
-        if errors:
-            r["error"] = ("nothing was changed: the plan failed for %s (the card's line says why)"
-                          % ", ".join(errors))
+        r["error"] = plan_failure(r["planned"])
+        if r["error"]:
             return r["error"]
         ran = []
         for card, card_host, job in jobs:

@@ -106,3 +106,12 @@ def placement_evidence(providers, prefix, address):
     pat = re.compile(re.escape("%s_%s" % (prefix, address)) + "(_|$)")
     return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
             for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]
+
+
+def plan_failure(planned):
+    """The message of a converge that stops before any change because a card's plan failed for a reason other
+    than use (``planned``: the cards' plan outcomes by address), or None."""
+    failed = [(a, o) for a, o in sorted(planned.items()) if o.get("failed") and not o.get("refused_in_use")]
+    if not failed:
+        return None
+    return "nothing was changed: the plan failed for %s" % "; ".join("%s (%s)" % (a, o.get("msg")) for a, o in failed)

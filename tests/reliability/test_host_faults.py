@@ -48,7 +48,7 @@ from hostfaults_helpers import (
 )
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import mdev_uuid
-from ansible_collections.accelops.lifecycle.plugins.modules import fpga_program, sriov_vfs, vgpu
+from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge, fpga_program, sriov_vfs, vgpu
 
 ERRNOS = ("EBUSY", "EIO", "ENODEV", "EINVAL")
 FULL = os.environ.get("HOST_FAULTS_FULL", "") not in ("", "0")
@@ -128,12 +128,59 @@ def _sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# -- the same converges through accelerator_converge (one card per invocation, as the role's apply runs a card's
+# plan on its own: a fault in one card leaves the others as they are) ------------------------------------------
+def _converge_args(h, tmp, entry, **extra):
+    args = {"root": h.root, "functions": [entry], "safe_mode": False, "lock_dir": os.path.join(tmp, "lock"),
+            "tool_timeout": 20}
+    args.update(extra)
+    return args
+
+
+def _converge_sriov(h, tmp):
+    """As ``_sriov``'s PF0 (2 -> 4 VFs on vfio-pci with MAC/VLAN/trust), declared as a function. (PF1's change, VF
+    settings alone on a PF whose count and driver match, is not one the declaration sees: the resolution compares
+    the VF count and driver only.)"""
+    setup, steps, in_use, tools = _sriov(h, tmp)
+    converge = []
+    for label, _main, args in steps[:1]:
+        entry = {"name": "vf-" + args["address"][-4:].replace(":", "").replace(".", ""),
+                 "match": {"address": args["address"]},
+                 "vfs": {"count": args["num_vfs"], "driver": args.get("vf_driver"), "vfs": args["vfs"]}}
+        converge.append(("converge " + label, accelerator_converge.main, _converge_args(h, tmp, entry)))
+    return setup, converge, in_use, tools
+
+
+def _converge_vgpu_mdev(h, tmp):
+    """As ``_vgpu_mdev``, one converge per GPU."""
+    setup, steps, in_use, tools = _vgpu_mdev(h, tmp)
+    args = steps[0][2]
+    converge = [("converge vgpu " + a, accelerator_converge.main, _converge_args(
+        h, tmp, {"name": "t4-2q", "match": {"address": a}, "vgpu": {"type": args["type"], "count": args["count"]}}))
+        for a in args["addresses"]]
+    return setup, converge, in_use, tools
+
+
+def _converge_fpga(h, tmp):
+    """As ``_fpga(True)``: AFU A -> B with a rollback bitstream, through the declaration."""
+    setup, steps, in_use, tools = _fpga(True)(h, tmp)
+    a = steps[0][2]
+    entry = {"name": "afu-b", "match": {"address": DFL},
+             "fpga": {"bitstream": a["bitstream"], "sha256": a["sha256"], "function_id": AFU_B,
+                      "rollback_bitstream": a["rollback_bitstream"], "rollback_sha256": a["rollback_sha256"]}}
+    return setup, [("converge fpga " + DFL, accelerator_converge.main,
+                    _converge_args(h, tmp, entry, persistent=True, fpga_timeout=20))], in_use, tools
+
+
 SCENARIOS = {
     "sriov_vfs-2pf": ("nic-sriov", _sriov),
     "vgpu-mdev-2gpu": ("multi-gpu", _vgpu_mdev),
     "vgpu-vendor-2gpu": ("multi-gpu", _vgpu_vendor),
     "fpga_program-rollback": ("two-fpga", _fpga(True)),
     "fpga_program-no-rollback": ("two-fpga", _fpga(False)),
+    "accelerator_converge-sriov-2pf": ("nic-sriov", _converge_sriov),
+    "accelerator_converge-vgpu-mdev-2gpu": ("multi-gpu", _converge_vgpu_mdev),
+    "accelerator_converge-fpga-rollback": ("two-fpga", _converge_fpga),
 }
 
 
@@ -186,8 +233,13 @@ def _positions(writes):
 
 def _check_described(o, before, now, label):
     """A failed invocation whose result says what it left: ``unchanged`` must mean the host is as before it;
-    ``partial`` must list what is still in effect, and the host must differ from before."""
+    ``partial`` must list what is still in effect, and the host must differ from before. For
+    accelerator_converge, the failed card's result (its ``applied`` entry) says it."""
     r = o.result
+    if isinstance(r.get("applied"), dict) and "cards" in r:
+        failed = [c for c in r["applied"].values() if c.get("failed")]
+        assert len(failed) == 1 or r.get("error"), (label, r)
+        r = failed[0] if failed else r
     state = r.get("state")
     if state == "partial":
         assert r.get("still_applied") and "STILL IN EFFECT" in o.msg, (label, r)

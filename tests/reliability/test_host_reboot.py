@@ -24,7 +24,7 @@ from accelsim.testing import require_fuse
 from helpers import patch_exits
 from hostfaults_helpers import L40A, Checkpoint, host_view, run_steps, view_diff, write_multi_gpu_lab
 
-from ansible_collections.accelops.lifecycle.plugins.modules import fpga_program, sriov_vfs, vgpu
+from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge, fpga_program, sriov_vfs, vgpu
 
 FULL = os.environ.get("HOST_FAULTS_FULL", "") not in ("", "0")
 PF0 = "0000:d8:00.0"
@@ -49,20 +49,53 @@ def _vendor(h, tmp):
     return [("a", vgpu.main, a)], [("b", vgpu.main, dict(a, type="NVIDIA L40-4Q", count=3))]
 
 
+def _vendor_count(h, tmp):
+    """The vendor-VFIO count change (2 -> 3 of the same type): a change of type on a card that has vGPUs is not
+    one a declaration can ask for (the card no longer offers the other types while it has any)."""
+    a = {"root": h.root, "addresses": [L40A], "type": "NVIDIA L40-8Q", "count": 2}
+    return [("a", vgpu.main, a)], [("b", vgpu.main, dict(a, count=3))]
+
+
 def _fpga(h, tmp):
     def gbs(name, afu):
         p = accelsim.make_gbs(os.path.join(tmp, name), DFL_IFACE, afu)
         import hashlib  # pylint: disable=import-outside-toplevel
         with open(p, "rb") as f:
             return p, hashlib.sha256(f.read()).hexdigest()
-    a, asha = gbs("a.gbs", "11112222333344445555666677778888")
-    b, bsha = gbs("b.gbs", "aaaabbbbccccddddeeeeffff00001111")
+    afu_a, afu_b = "11112222333344445555666677778888", "aaaabbbbccccddddeeeeffff00001111"
+    a, asha = gbs("a.gbs", afu_a)
+    b, bsha = gbs("b.gbs", afu_b)
     base = {"root": h.root, "address": DFL, "persistent": True}
-    return ([("a", fpga_program.main, dict(base, bitstream=a, sha256=asha))],
-            [("b", fpga_program.main, dict(base, bitstream=b, sha256=bsha))])
+    return ([("a", fpga_program.main, dict(base, bitstream=a, sha256=asha, function_id=afu_a))],
+            [("b", fpga_program.main, dict(base, bitstream=b, sha256=bsha, function_id=afu_b))])
 
 
-SCENARIOS = {"sriov_vfs": ("nic-sriov", _sriov), "vgpu-vendor": ("multi-gpu", _vendor), "fpga_program": ("fpga-dfl", _fpga)}
+def _as_converge(scenario):
+    """The same converges through accelerator_converge: each module invocation becomes the declaration of one
+    function on that card."""
+    def entry(main, a):
+        if main is sriov_vfs.main:
+            return {"name": "vfs", "match": {"address": a["address"]},
+                    "vfs": {"count": a["num_vfs"], "driver": a.get("vf_driver"), "vfs": a.get("vfs", [])}}
+        if main is vgpu.main:
+            return {"name": "vgpu", "match": {"address": a["addresses"][0]}, "vgpu": {"type": a["type"], "count": a["count"]}}
+        return {"name": "afu", "match": {"address": a["address"]},
+                "fpga": {"bitstream": a["bitstream"], "sha256": a["sha256"], "function_id": a["function_id"]}}
+
+    def converge(h, tmp):
+        out = []
+        for steps in scenario(h, tmp):
+            out.append([("converge " + label, accelerator_converge.main, {
+                "root": h.root, "functions": [entry(main, a)], "lock_dir": os.path.join(tmp, "lock"),
+                "persistent": a.get("persistent", True)}) for label, main, a in steps])
+        return out
+    return converge
+
+
+SCENARIOS = {"sriov_vfs": ("nic-sriov", _sriov), "vgpu-vendor": ("multi-gpu", _vendor), "fpga_program": ("fpga-dfl", _fpga),
+             "accelerator_converge-sriov": ("nic-sriov", _as_converge(_sriov)),
+             "accelerator_converge-vgpu-vendor": ("multi-gpu", _as_converge(_vendor_count)),
+             "accelerator_converge-fpga": ("fpga-dfl", _as_converge(_fpga))}
 
 
 def _kernel(h):

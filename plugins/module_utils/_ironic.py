@@ -30,6 +30,7 @@ import time
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)
 
@@ -165,8 +166,16 @@ def _records(discovery, option):
     return recs
 
 
+def _card_views(discovery, option):
+    """The records with each card seen as one device: a card whose function sits on its VFs (an Intel FPGA whose
+    port was given to its VF) shows what they carry (the family's ``card_view``)."""
+    recs = _records(discovery, option)
+    by_addr = dict((r["address"], r) for r in recs)
+    return [r if r.get("physfn") else for_record(r).card_view(r, by_addr) for r in recs]
+
+
 def _cards(discovery, families, option):
-    return [r for r in _records(discovery, option) if not r.get("physfn") and r.get("family") in families]
+    return [r for r in _card_views(discovery, option) if not r.get("physfn") and r.get("family") in families]
 
 
 def check_families(families, option="families"):
@@ -217,6 +226,10 @@ def function_traits(discovery, functions, function_state="loaded", option="funct
         raise IronicInputError("function_state: expected one of %s, got %r" % (", ".join(FUNCTION_STATES), function_state))
     if not functions:
         return [], {}, []
+    recs = discovery.get("accelerators") if isinstance(discovery, dict) else discovery
+    if isinstance(recs, list) and all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in recs):
+        views = _card_views(recs, "discovery")  # malformed input is left to resolve's own message
+        discovery = dict(discovery, accelerators=views) if isinstance(discovery, dict) else views
     try:
         res = resolve(functions, discovery)
     except DeclarationError as e:

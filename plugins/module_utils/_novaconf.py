@@ -19,7 +19,8 @@ The declaration (``accelerator_host_functions``) is resolved against the host's 
   (Neutron SR-IOV ports) the spec carries ``physical_network`` and no alias, resource class or traits.
 - **Whole devices** (``passthrough``, and ``fpga`` when not left to Cyborg): one ``device_spec`` per card with
   its address and ids; an alias of type-PF for SR-IOV capable cards (Nova requires it to hand over a PF whole),
-  else type-PCI.
+  else type-PCI. A card whose function sits on its VFs (the family's ``function_carriers``: an Intel FPGA whose
+  port was given to its VF) gets one ``device_spec`` per such VF, with the VF's ids, and a type-VF alias.
 - **Cyborg**: functions of the families given in ``cyborg_families`` are left to Cyborg; their drivers go to
   cyborg.conf ``[agent] enabled_drivers``.
 
@@ -251,9 +252,17 @@ class _Renderer:
                                          "and render again" % (fn, card["address"]))
                     return
         else:
-            addrs = [card["address"]]
-            product = card.get("device_id")
-            device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
+            # what a guest gets is what carries the function: the card, or (an Intel FPGA whose port is on its
+            # VFs) those VFs
+            carriers = for_record(card).function_carriers(card, self.by_addr) if card else []
+            if carriers and all(c.get("physfn") == card["address"] for c in carriers):
+                addrs = sorted(c["address"] for c in carriers)
+                product = carriers[0].get("device_id")
+                device_type = "type-VF"
+            else:
+                addrs = [card["address"]]
+                product = card.get("device_id")
+                device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
         device_type = a["nova"]["device_type"] or device_type
         traits = _traits(a)
         for addr in addrs:

@@ -98,6 +98,22 @@ class Driver(object):
             return [(addr, None, 0, base_traits, "no usable PCI ids: no inventory")]
         return [(addr, rc, 1, base_traits, None)]
 
+    def host_provider_specs(self, record, by_addr, base_traits, function_traits):
+        """:meth:`provider_specs` with the host's records at hand (``by_addr``: address -> record), for a family
+        whose card is more than one record (a PF whose function sits on its VFs). The default ignores them."""
+        return self.provider_specs(record, base_traits, function_traits)
+
+    # -- the card as one device: where its function is, for Nova's device_spec and Ironic's node traits -----
+    def function_carriers(self, record, by_addr):
+        """The records of the card ``record`` that carry its loaded function and are what a guest is given: the
+        card itself, unless the family moves the function to the card's VFs (``by_addr``: the host's records)."""
+        return [record]
+
+    def card_view(self, record, by_addr):
+        """The card ``record`` as one device: what its :meth:`function_carriers` show of the loaded function
+        folded into it (the default, where the card carries it itself: the record unchanged)."""
+        return record
+
     def matches_record(self, record):
         """True when a recorded discovery is this driver's by its content (``for_record``'s choice when the
         record's ``handler`` is not a built-in driver of its family)."""

@@ -29,12 +29,23 @@ class FpgaDriver(Driver):
     def cyborg_vendor(self, record):
         return (record.get("fpga") or {}).get("vendor")
 
+    def product_traits(self, record):
+        """The product trait Cyborg's driver for this vendor gives the card's provider (none by default)."""
+        return []
+
+    def card_traits(self, record, base_traits):
+        """The traits of every provider of the card: ``base_traits``, Cyborg's vendor trait
+        (``CUSTOM_FPGA_INTEL``/``CUSTOM_FPGA_XILINX``) and its product trait."""
+        base = list(base_traits)
+        vendor = (record.get("fpga") or {}).get("vendor")
+        if vendor:
+            base.append(_naming.trait("FPGA", vendor))
+        return base + [t for t in self.product_traits(record) if t not in base]
+
     def provider_specs(self, record, base_traits, function_traits):
         addr = record.get("address")
         fpga = record.get("fpga") or {}
-        base = list(base_traits)
-        if fpga.get("vendor"):
-            base.append(_naming.trait("FPGA", fpga["vendor"]))  # Cyborg's CUSTOM_FPGA_INTEL / CUSTOM_FPGA_XILINX
+        base = self.card_traits(record, base_traits)
         regions = fpga.get("regions") or []
         ports = fpga.get("ports") or []
         fn = record.get("function")

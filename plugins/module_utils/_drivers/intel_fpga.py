@@ -19,6 +19,7 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     all_f,
     function_record,
@@ -65,6 +66,47 @@ class IntelFpgaDriver(FpgaDriver):
                 "%s uses the upstream DFL driver; Cyborg's intel_fpga_driver reads the OPAE layout (/sys/class/fpga) "
                 "and will not see it" % record.get("address"))
         return "intel_fpga_driver", None
+
+    def product_traits(self, record):
+        # Cyborg's CUSTOM_FPGA_INTEL_<BOARD> (its intel driver: PAC_ARRIA10 for 8086:09c4)
+        board = (record.get("fpga") or {}).get("board")
+        return [_naming.trait("FPGA", "INTEL", board)] if board else []
+
+    # -- a card whose port is on its VFs ---------------------------------------------------------------------
+    # Before SR-IOV the host releases the port from the PF (the FME's port-release ioctl); each VF, bound to the
+    # FPGA driver, then shows a port and the PF keeps only the FME (the PR region). Cyborg's Intel driver makes
+    # one deployable of such a card: named after a VF, FPGA = number of VFs, with the PF's traits (vendor,
+    # product, region) and the VFs' function ids together. The card is reported the same way here.
+    def function_carriers(self, record, by_addr):
+        if record.get("physfn") or (record.get("fpga") or {}).get("ports"):
+            return [record]
+        vfs = [by_addr[a] for a in (record.get("sriov") or {}).get("vfs") or [] if a in by_addr]
+        return sorted(vfs, key=lambda r: r["address"]) or [record]
+
+    def card_view(self, record, by_addr):
+        carriers = self.function_carriers(record, by_addr)
+        if carriers == [record]:
+            return record
+        view = dict(record)
+        view["fpga"] = dict(record.get("fpga") or {})
+        view["fpga"]["ports"] = [p for vf in carriers for p in (vf.get("fpga") or {}).get("ports") or []]
+        view["function"] = next((vf["function"] for vf in carriers if vf.get("function")), None)
+        return view
+
+    def host_provider_specs(self, record, by_addr, base_traits, function_traits):
+        pf = by_addr.get(record.get("physfn")) if record.get("physfn") else None
+        if pf is not None and any(c is record for c in self.function_carriers(pf, by_addr)):
+            return []  # counted by its card's provider (below, from the PF's record)
+        carriers = self.function_carriers(record, by_addr)
+        if carriers == [record]:
+            return self.provider_specs(record, base_traits, function_traits)
+        fpga = record.get("fpga") or {}
+        traits = self.card_traits(record, base_traits)
+        traits += [_naming.safe_trait(r["trait"]) for r in fpga.get("regions") or [] if r.get("trait")]
+        for vf in carriers:
+            traits += [t for t in function_traits(vf.get("function")) if t not in traits]
+        # Cyborg names the deployable after the last VF it lists (one per card on the PAC A10 and D5005)
+        return [(carriers[-1]["address"], "FPGA", len(carriers), traits, None)]
 
     def claims(self, func, ctx=None):
         if func.driver in KERNEL_DRIVERS:
@@ -125,6 +167,7 @@ class IntelFpgaDriver(FpgaDriver):
             "ports": ports,
             "healthy": healthy,
             "management_address": None,
+            "management_device_id": None,
             "user_address": None,
             "shell": None,
         }

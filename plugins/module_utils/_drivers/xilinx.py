@@ -16,6 +16,7 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     Driver,
     all_f,
@@ -81,6 +82,25 @@ class XilinxFpgaDriver(FpgaDriver):
     def cyborg_driver(self, record):
         return "xilinx_fpga_driver", None
 
+    # Cyborg's Xilinx driver lists the card's PFs with lspci (address order), makes one deployable named after
+    # the first of them (the management PF, function 0) and gives it CUSTOM_FPGA_PRODUCT_ID_<that PF's id>.
+    def _first_pf(self, record):
+        """(address, device id) of the card's first PF in lspci's order."""
+        fpga = record.get("fpga") or {}
+        mgmt = fpga.get("management_address")
+        if mgmt and mgmt < record.get("address", ""):
+            return mgmt, fpga.get("management_device_id")
+        return record.get("address"), record.get("device_id")
+
+    def product_traits(self, record):
+        pid = self._first_pf(record)[1]
+        return [_naming.trait("FPGA", "PRODUCT_ID", pid)] if pid else []
+
+    def provider_specs(self, record, base_traits, function_traits):
+        first = self._first_pf(record)[0]
+        return [(first, rc, total, traits, note) for _addr, rc, total, traits, note
+                in super(XilinxFpgaDriver, self).provider_specs(record, base_traits, function_traits)]
+
     def claims(self, func, ctx=None):
         if func.driver in MGMT_DRIVERS or func.driver in USER_DRIVERS:
             return True
@@ -145,6 +165,7 @@ class XilinxFpgaDriver(FpgaDriver):
             "ports": [],
             "healthy": healthy if known else None,
             "management_address": mgmt.address if mgmt is not None else None,
+            "management_device_id": mgmt.device_id if mgmt is not None else None,
             "user_address": user.address if user is not None else None,
             "shell": shell,
         }

@@ -42,7 +42,7 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
     ``keep_drained``: a provider Placement has drained at write time stays drained, see :func:`keep_drain`)."""
     recs = _records(discovery, option)
     prefix = prefix or host
-    addresses = set(r.get("address") for r in recs if isinstance(r, dict))
+    by_addr = dict((r.get("address"), r) for r in recs if isinstance(r, dict))
     overrides = overrides or {}
     drain = set(drain or ())
     undrain = set(undrain or ())
@@ -51,7 +51,7 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
         if not isinstance(rec, dict) or not rec.get("address"):
             raise PlacementInputError("%s: record %d has no 'address'; expected discovery records as "
                                       "accelerator_info returns them" % (option, i))
-        for unit_addr, rc, total, traits, note in _device_specs(rec, addresses, function_names or {}):
+        for unit_addr, rc, total, traits, note in _device_specs(rec, by_addr, function_names or {}):
             name = provider_name(prefix, unit_addr)
             ov = overrides.get(unit_addr) or overrides.get(rec["address"]) or {}
             if ov.get("resource_class"):

@@ -5,7 +5,8 @@
 """What Placement providers (resource class, total, traits) one discovery record becomes. The traits every
 provider carries and the function traits are the same for every family and are made here; what differs between
 families (resource class, inventory, extra traits, the name of a discovered function) is the family's, in its
-driver file (``_drivers/``: ``provider_specs``, ``discovered_function_trait``, ``vfs_pooled_in_pf``)."""
+driver file (``_drivers/``: ``host_provider_specs``/``provider_specs``, ``discovered_function_trait``,
+``vfs_pooled_in_pf``)."""
 
 from __future__ import annotations
 
@@ -57,10 +58,12 @@ def _common_traits(rec):
     return t
 
 
-def _device_specs(rec, addresses, function_names):
-    """[(address, resource_class or None, total, traits, note)] for one discovery record."""
+def _device_specs(rec, by_addr, function_names):
+    """[(address, resource_class or None, total, traits, note)] for one discovery record; ``by_addr``: the host's
+    records by address (a family whose card is a PF and its VFs reads the others there)."""
     family = for_record(rec)
     physfn = rec.get("physfn")
-    if family.vfs_pooled_in_pf and physfn and physfn in addresses:
+    if family.vfs_pooled_in_pf and physfn and physfn in by_addr:
         return []  # a VF of a PF that is itself reported: the PF's provider is the pool
-    return family.provider_specs(rec, _common_traits(rec), lambda fn: _function_traits(rec, fn, function_names))
+    return family.host_provider_specs(rec, by_addr, _common_traits(rec),
+                                      lambda fn: _function_traits(rec, fn, function_names))

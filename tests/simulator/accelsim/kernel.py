@@ -88,7 +88,8 @@ class Host(object):
             if f.get("fpga"):
                 flash = st["persist"]["fpga_flash"].get(f["bdf"], {})
                 st["fpga"][f["bdf"]] = {"interface_id": flash.get("interface_id", f["fpga"]["interface_id"]),
-                                        "afu_id": flash.get("afu_id", f["fpga"]["afu_id"])}
+                                        "afu_id": flash.get("afu_id", f["fpga"]["afu_id"]),
+                                        "released": f["fpga"]["port_released"]}
         st["alveo"] = {}
         for f in self.lab["functions"]:
             if f.get("alveo") and f["alveo"]["role"] == "mgmt":
@@ -478,7 +479,54 @@ class Host(object):
         """Device nodes of an FPGA's port (what a user of the AFU holds open)."""
         g = self.static(pf)["fpga"]
         prefix = "intel-fpga" if g["layout"] == "opae" else "dfl"
-        return ["/dev/%s-port.%d" % (prefix, g["index"])]
+        out = ["/dev/%s-port.%d" % (prefix, g["index"])]
+        vf = self.fpga_port_vf(pf)
+        if vf is not None:
+            out.append("/dev/%s-port.%d" % (prefix, self.fpga_vf_index(pf)))
+        return out
+
+    def fpga_port_vf(self, pf):
+        """The VF that holds the PF's released port, or None: the first VF, once SR-IOV is on (the DFL driver
+        gives released ports to VFs in order, dfl_fpga_cdev_config_ports_vf), while it is bound to the FPGA driver
+        (bound to vfio-pci the port is the guest's and the host shows nothing of it)."""
+        cur = self.state["fpga"].get(pf)
+        if not cur or not cur.get("released"):
+            return None
+        vfs = self.vfs(pf)
+        if not vfs or self.dyn(vfs[0])["driver"] != self.static(pf)["driver"]:
+            return None
+        return vfs[0]
+
+    def fpga_vf_index(self, pf):
+        """The instance number the VF's FPGA device and port get (the next free one after every PF's)."""
+        cards = sorted(self.state["fpga"])
+        return max(self.static(b)["fpga"]["index"] for b in cards) + 1 + cards.index(pf)
+
+    def fpga_port_on_pf(self, pf):
+        return not (self.state["fpga"].get(pf) or {}).get("released")
+
+    def fpga_release_port(self, pf):
+        """The FME's port-release ioctl (DFL_FPGA_FME_PORT_RELEASE; OPAE's FPGA_FME_PORT_RELEASE)."""
+        cur = self.state["fpga"].get(pf)
+        if cur is None:
+            raise _err(errno.ENODEV, "%s is not an FPGA" % pf)
+        if cur.get("released"):
+            raise _err(errno.EBUSY, "the port of %s is released already" % pf)
+        why = self.fpga_busy(pf)
+        if why:
+            raise _err(errno.EBUSY, "port of %s is in use (%s)" % (pf, why))
+        cur["released"] = True
+
+    def fpga_assign_port(self, pf):
+        """The FME's port-assign ioctl: the port back to the PF, refused while SR-IOV is on."""
+        cur = self.state["fpga"].get(pf)
+        if cur is None:
+            raise _err(errno.ENODEV, "%s is not an FPGA" % pf)
+        if not cur.get("released"):
+            raise _err(errno.EINVAL, "the port of %s is not released" % pf)
+        if self.dyn(pf)["numvfs"]:
+            raise _err(errno.EBUSY, "%s has VFs enabled; disable SR-IOV before assigning the port back" % pf)
+        cur["released"] = False
 
     def fpga_busy(self, pf):
         held = self.held_paths()

@@ -153,6 +153,9 @@ def _norm_function(fn, lab):
         g.setdefault("bitstream_id", "0x0")
         g.setdefault("bitstream_metadata", "0x0")
         g.setdefault("socket_id", 0)
+        # The port is released from the PF at boot (the FME's port-release ioctl, which the DFL and OPAE drivers
+        # require before SR-IOV): with a VF enabled the port (its afu_id) is the VF's, not the PF's.
+        g["port_released"] = bool(g.get("port_released", False))
         f["fpga"] = g
     alveo = f.get("alveo")
     if alveo:

@@ -256,6 +256,8 @@ def update(tree, old, new):
         for bdf in set(os_[key]) | set(ns[key]):
             if os_[key].get(bdf) != ns[key].get(bdf):
                 touched.add(bdf)
+                if key == "fpga":  # a released port is rendered on the VF
+                    touched.update(v for h in (old, new) if h.exists(bdf) for v in h.vfs(bdf))
                 for h in (old, new):
                     user = h.alveo_user_of(bdf) if key == "alveo" else None
                     if user:
@@ -369,6 +371,8 @@ def _function(t, host, bdf, groups, multifunction):
         t.attr(p + "/nvidia/current_vgpu_type", host.state["vgpu"].get(bdf, 0), RW, ("vgpu", bdf))
     if st.get("fpga") and dyn["driver"] == st["driver"]:
         _fpga(t, host, bdf, st, p)
+    if st.get("is_vf") and host.static(st["physfn"]).get("fpga") and host.fpga_port_vf(st["physfn"]) == bdf:
+        _fpga_vf_port(t, host, st["physfn"], p)
     if st.get("alveo") and dyn["driver"] == st["driver"]:
         a = st["alveo"]
         if a["role"] == "mgmt":
@@ -401,10 +405,9 @@ def _fpga(t, host, bdf, st, p):
         fme = "%s/intel-fpga-fme.%d" % (base, n)
         port = "%s/intel-fpga-port.%d" % (base, n)
         t.link("sys/class/fpga/intel-fpga-dev.%d" % n, base)
+        t.link(base + "/device", p)  # a class device's parent, as Cyborg's intel driver follows it
         t.attr(fme + "/pr/interface_id", cur["interface_id"])
-        t.attr(port + "/id", 0)
         t.file("dev/intel-fpga-fme.%d" % n, b"", 0o600)
-        t.file("dev/intel-fpga-port.%d" % n, b"", 0o600)
     else:
         static_region, pr_region = 2 * n, 2 * n + 1
         base = "%s/fpga_region/region%d" % (p, static_region)
@@ -416,18 +419,45 @@ def _fpga(t, host, bdf, st, p):
         t.link("sys/class/fpga_region/region%d" % pr_region, pr)
         t.link("sys/class/fpga_manager/fpga%d" % n, mgr)
         t.link("sys/bus/dfl/devices/dfl-fme.%d" % n, fme)
-        t.link("sys/bus/dfl/devices/dfl-port.%d" % n, port)
+        if host.fpga_port_on_pf(bdf):
+            t.link("sys/bus/dfl/devices/dfl-port.%d" % n, port)
         t.attr(pr + "/compat_id", cur["interface_id"])
         t.attr(mgr + "/name", "DFL FME FPGA Manager")
         t.attr(mgr + "/state", "operating")
         t.attr(mgr + "/status", "")
-        t.attr(port + "/id", 0)
         t.file("dev/dfl-fme.%d" % n, b"", 0o600)
-        t.file("dev/dfl-port.%d" % n, b"", 0o600)
     t.attr(fme + "/bitstream_id", g["bitstream_id"])
     t.attr(fme + "/bitstream_metadata", g["bitstream_metadata"])
     t.attr(fme + "/ports_num", 1)
     t.attr(fme + "/socket_id", g["socket_id"])
+    if not host.fpga_port_on_pf(bdf):
+        return  # released: the port's device is gone from the PF (the VF shows it)
+    t.attr(port + "/id", 0)
+    t.file("dev/%s-port.%d" % ("intel-fpga" if g["layout"] == "opae" else "dfl", n), b"", 0o600)
+    t.attr(port + "/afu_id", cur["afu_id"])
+
+
+def _fpga_vf_port(t, host, pf, p):
+    """The port of a VF bound to the FPGA driver: its feature list holds the port only (no FME). OPAE:
+    fpga/intel-fpga-dev.M/intel-fpga-port.M and sys/class/fpga/intel-fpga-dev.M (what Cyborg's Intel driver
+    globs, with device/physfn); DFL: fpga_region/regionK/dfl-port.M."""
+    g = host.static(pf)["fpga"]
+    cur = host.state["fpga"][pf]
+    m = host.fpga_vf_index(pf)
+    if g["layout"] == "opae":
+        base = "%s/fpga/intel-fpga-dev.%d" % (p, m)
+        port = "%s/intel-fpga-port.%d" % (base, m)
+        t.link("sys/class/fpga/intel-fpga-dev.%d" % m, base)
+        t.link(base + "/device", p)
+        t.file("dev/intel-fpga-port.%d" % m, b"", 0o600)
+    else:
+        region = 2 * m
+        base = "%s/fpga_region/region%d" % (p, region)
+        port = "%s/dfl-port.%d" % (base, m)
+        t.link("sys/class/fpga_region/region%d" % region, base)
+        t.link("sys/bus/dfl/devices/dfl-port.%d" % m, port)
+        t.file("dev/dfl-port.%d" % m, b"", 0o600)
+    t.attr(port + "/id", 0)
     t.attr(port + "/afu_id", cur["afu_id"])
 
 

@@ -280,3 +280,38 @@ def test_local_cpus_mask(tree):
     value = sum(1 << c for c in list(range(0, 20)) + list(range(40, 60)))
     words = ",".join("%08x" % ((value >> (32 * i)) & 0xFFFFFFFF) for i in reversed(range(3)))
     assert read(dev(h, T4, "local_cpus")) == words + "\n"
+
+
+def test_fpga_port_released_to_its_vf(tree):
+    """fpga-opae-vf: the port released from the PF at boot; with SR-IOV on, the VF bound to intel-fpga-pci shows
+    it (its own intel-fpga-dev, listed in sys/class/fpga with device/physfn) and the PF keeps only the FME."""
+    h = tree("fpga-opae-vf")
+    pf, vf = "0000:5e:00.0", "0000:5e:00.1"
+    assert os.path.exists(dev(h, pf, "fpga/intel-fpga-dev.0/intel-fpga-fme.0/pr/interface_id"))
+    assert not os.path.exists(dev(h, pf, "fpga/intel-fpga-dev.0/intel-fpga-port.0"))
+    with h.transaction() as k:
+        k.set_numvfs(pf, "1")
+        assert k.fpga_port_vf(pf) == vf and k.fpga_ports(pf)[-1] == "/dev/intel-fpga-port.1"
+    assert read(dev(h, vf, "fpga/intel-fpga-dev.1/intel-fpga-port.1/afu_id")) == "d8424dc4a4a93c849c1ad7c6d7b3c2a7\n"
+    cls = os.path.join(h.root, "sys/class/fpga/intel-fpga-dev.1")
+    assert os.path.realpath(cls).startswith(os.path.realpath(dev(h, vf)))
+    # what Cyborg's intel driver globs to find VF FPGAs: /sys/class/fpga/*/device/physfn
+    assert os.path.realpath(os.path.join(cls, "device/physfn")) == os.path.realpath(dev(h, pf))
+    assert os.path.exists(os.path.join(h.root, "dev/intel-fpga-port.1"))
+    assert not os.path.exists(dev(h, pf, "fpga/intel-fpga-dev.0/intel-fpga-port.0"))
+    with h.transaction() as k:  # programming (through the PF's FME) shows on the VF's port
+        k.fpga_program(pf, "38558f8b33385e6ba9a5c6ac75f8e59f", "ab" * 16)
+    assert read(dev(h, vf, "fpga/intel-fpga-dev.1/intel-fpga-port.1/afu_id")) == "ab" * 16 + "\n"
+
+
+def test_fpga_port_release_and_assign(host):
+    pf = "0000:5e:00.0"
+    expect_errno(errno.EINVAL, host.fpga_assign_port, pf)          # not released
+    host.fpga_release_port(pf)
+    expect_errno(errno.EBUSY, host.fpga_release_port, pf)          # released already
+    host.set_numvfs(pf, "1")
+    assert host.fpga_port_vf(pf) is None, "a VF bound to vfio-pci shows no port to the host"
+    expect_errno(errno.EBUSY, host.fpga_assign_port, pf)           # SR-IOV on
+    host.set_numvfs(pf, "0")
+    host.fpga_assign_port(pf)
+    assert host.fpga_port_on_pf(pf)

@@ -61,7 +61,8 @@ def lab_run(request, tmp_path_factory):
             marked[vfs[-1]] = ("domain", sim.mark_in_use(vfs[-1], by="domain", name="dom-" + vfs[-1][-4:]))
             break
     for f in lab["functions"]:
-        if f.get("fpga") or f.get("alveo"):
+        # (not a PF that gave its port to a VF bound to the FPGA driver: the host has no VFIO group for that card)
+        if (f.get("fpga") and not f["fpga"]["port_released"]) or f.get("alveo"):
             marked[f["bdf"]] = ("process", sim.mark_in_use(f["bdf"], by="process", name="qemu-kvm"))
             break
     with sim.transaction() as h:
@@ -182,10 +183,16 @@ def test_fpga_facts(lab_run):
             assert r["handler"] == "intel_fpga" and r["programming_model"] == "dynamic"
             assert r["fpga"]["layout"] == g["layout"]
             assert [x["interface_id"] for x in r["fpga"]["regions"]] == [g["interface_id"]]
+            port_vfs = lab_run["enabled"].get(f["bdf"]) if g["port_released"] else None
+            if port_vfs:  # the port (the loaded AFU) is the VF's; the PF keeps the FME
+                assert r["fpga"]["ports"] == [] and r["function"] is None
+                r = recs[port_vfs[0]]
+                assert r["fpga"]["regions"] == [] and r["physfn"] == f["bdf"]
             assert [x["afu_id"] for x in r["fpga"]["ports"]] == [g["afu_id"]]
-            assert r["fpga"]["bitstream_id"] == g["bitstream_id"]
             assert r["healthy"] is True and r["fpga"]["healthy"] is True
             assert r["function"]["id"] == g["afu_id"]
+            r = recs[f["bdf"]]
+            assert r["fpga"]["bitstream_id"] == g["bitstream_id"]
         a = f.get("alveo")
         if a and a["role"] == "mgmt":
             user = [x for x in lab_run["lab"]["functions"] if (x.get("alveo") or {}).get("mgmt") == f["bdf"]][0]

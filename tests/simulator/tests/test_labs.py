@@ -19,6 +19,8 @@ UNLISTED_VF_IDS = {("8086", "09c5"), ("8086", "0b2c")}
 NEWER_IDS = {("1002", "74a1"), ("1002", "74b5"), ("1002", "7410")}
 REQUIRED = {"gpu-mdev", "gpu-vendor-vfio", "fpga-opae", "fpga-dfl", "xilinx-alveo", "nic-sriov", "qat", "lab-all",
             "gpu-amd-instinct", "gpu-intel-flex"}
+# labs of their own, not part of the demo host lab-all
+STANDALONE = {"gpu-amd-instinct", "gpu-intel-flex"}
 
 IDS = pci_ids()
 
@@ -62,7 +64,7 @@ def test_lab_all_combines_every_lab_once():
     lab = load_lab("lab-all")
     bdfs = [f["bdf"] for f in lab["functions"]]
     assert len(bdfs) == len(set(bdfs))
-    for name in REQUIRED - {"lab-all"}:
+    for name in REQUIRED - {"lab-all"} - STANDALONE:
         assert {f["bdf"] for f in load_lab(name)["functions"]} <= set(bdfs)
 
 
@@ -116,7 +118,10 @@ def test_lspci_reads_back_every_lab(name, tree):
         st = host.static(rec["Slot"])
         v, d = "%04x" % st["vendor"], "%04x" % st["device"]
         assert rec["Vendor"] == "%s [%s]" % (vendors[v], v)
-        assert rec["Device"] == "%s [%s]" % (devices[(v, d)], d)
+        if (v, d) in NEWER_IDS:
+            assert rec["Device"] == "Device [%s]" % d   # what lspci says of an id its pci.ids does not list
+        else:
+            assert rec["Device"] == "%s [%s]" % (devices[(v, d)], d)
         assert rec["IOMMUGroup"] == str(st["iommu_group"])
         assert rec["NUMANode"] == str(st["numa_node"])
         if st["subsystem_vendor"] and (st["class"] >> 8) != 0x0604:

@@ -24,6 +24,7 @@ import os
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_sriov_pf
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
@@ -196,6 +197,7 @@ def read_pf(sysfs, address):
     return {"address": address, "totalvfs": total, "numvfs": numvfs, "driver": sysfs.link_name(base + "/driver"),
             "offset": offset, "stride": stride or 1, "vfs": vfs, "netdev": nets[0] if nets else None,
             "vendor": (sysfs.read_optional(base + "/vendor") or "").lower().replace("0x", ""),
+            "device": (sysfs.read_optional(base + "/device") or "").lower().replace("0x", ""),
             "class": (sysfs.read_optional(base + "/class") or "").lower().replace("0x", "")}
 
 
@@ -388,6 +390,10 @@ def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
         raise ProgrammingError("num_vfs: %s supports at most %d VFs (sriov_totalvfs); %d asked" % (addr, pf["totalvfs"], n))
     if not pf["driver"] and n != pf["numvfs"]:
         raise ProgrammingError("%s: no driver is bound to the PF, so the kernel cannot create VFs (bind its driver first)" % addr)
+    if n != pf["numvfs"]:
+        why = for_sriov_pf(pf).vf_count_refusal(pf, n)
+        if why:
+            raise ProgrammingError("num_vfs: %s" % why)
     settings = validate_vf_settings(desired.vfs, n)
     driver = desired.vf_driver
     if driver and not re.match(r"^[A-Za-z0-9_.-]+$", driver):

@@ -270,7 +270,7 @@ accelerators:
       type: list
       elements: dict
     gpu:
-      description: GPU details (mdev_types, mdevs, vgpu, vgpu_types, vgpu_vfs, mig), null for other families.
+      description: GPU details (mdev_types, mdevs, vgpu, vgpu_types, vgpu_vfs, mig, iov), null for other families.
       type: dict
     fpga:
       description: FPGA details (vendor, layout, board, bitstream_id, regions, ports, healthy, management_address,

@@ -14,8 +14,10 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MODELS, Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.amd_gpu import AmdInstinctDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import IntelFpgaDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_gpu import IntelDataCenterGpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nic import SriovNicDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import NvidiaGpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import PciDriver
@@ -26,13 +28,15 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "for_record"]
+__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "for_record", "for_sriov_pf"]
 
 
 def default_drivers():
     """A fresh list of the built-in drivers in priority order (generic PCI last)."""
-    return [IntelFpgaDriver(), XilinxFpgaDriver(), QatDriver(), NvidiaGpuDriver(), GpuDriver(),
-            SriovNicDriver(), PciDriver()]
+    return [IntelFpgaDriver(), XilinxFpgaDriver(), QatDriver(), NvidiaGpuDriver(),
+            AmdInstinctDriver(),
+            IntelDataCenterGpuDriver(),
+            GpuDriver(), SriovNicDriver(), PciDriver()]
 
 
 _BUILT_IN = default_drivers()
@@ -52,6 +56,15 @@ def for_record(record):
         if drv.matches_record(record):
             return drv
     return same_family[0] if same_family else _BUILT_IN[-1]
+
+
+def for_sriov_pf(pf):
+    """The built-in driver whose SR-IOV rules (``vf_count_refusal``) apply to a PF as ``_sriov.read_pf`` reads it;
+    generic PCI (the kernel's own rule) when no family claims it."""
+    for drv in _BUILT_IN:
+        if drv.owns_sriov_pf(pf):
+            return drv
+    return _BUILT_IN[-1]
 
 
 class Registry(object):

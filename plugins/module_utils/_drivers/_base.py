@@ -119,6 +119,17 @@ class Driver(object):
         record's ``handler`` is not a built-in driver of its family)."""
         return record.get("family") == self.family
 
+    # -- SR-IOV programming (sriov_vfs): the family's rules for a PF's VF count -------------------------------
+    def owns_sriov_pf(self, pf):
+        """True when this family's SR-IOV rules apply to a PF as ``_sriov.read_pf`` reads it (``vendor``, ``device``:
+        4 hex digits; ``driver``: the bound kernel driver or None)."""
+        return False
+
+    def vf_count_refusal(self, pf, num_vfs):
+        """Why the VF count of ``pf`` cannot be changed to ``num_vfs`` by writing ``sriov_numvfs``, or None. The
+        default is the kernel's own rule, which the engine follows: 0 first, then the new count."""
+        return None
+
     # -- Cyborg: which of its drivers reports this card ----------------------------------------------------
     def cyborg_vendor(self, record):
         return record.get("vendor_id")

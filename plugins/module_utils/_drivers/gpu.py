@@ -18,7 +18,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     mdev_units,
     read_mdev,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait, pci_resource_class
 
 __metaclass__ = type
 
@@ -27,7 +27,7 @@ GPU_VENDORS = frozenset(("1002", "8086"))
 
 
 def empty_gpu_section():
-    return {"mdev_types": [], "mdevs": [], "vgpu": None, "vgpu_types": [], "vgpu_vfs": [], "mig": None}
+    return {"mdev_types": [], "mdevs": [], "vgpu": None, "vgpu_types": [], "vgpu_vfs": [], "mig": None, "iov": None}
 
 
 class GpuDriver(Driver):
@@ -94,3 +94,38 @@ def mdev_function(types, mdevs, func):
         if t["id"] == tid:
             name = t["name"]
     return function_record(tid, name, discovered_function_trait(name, tid))
+
+
+class WholeVfGpuDriver(GpuDriver):
+    """A GPU whose SR-IOV VFs are each passed to a guest whole (no vGPU type, no mdev): AMD Instinct under GIM,
+    Intel Data Center GPUs. The vendor's family file says which cards (``DEVICES``: device id -> product) and
+    what its ``gpu.iov`` holds."""
+
+    DEVICES = {}
+    VENDOR = None
+
+    def claims(self, func, ctx=None):
+        return func.vendor_id == self.VENDOR and func.device_id in self.DEVICES
+
+    def matches_record(self, record):
+        return (record.get("family") == "gpu" and record.get("vendor_id") == self.VENDOR
+                and record.get("device_id") in self.DEVICES)
+
+    def owns_sriov_pf(self, pf):
+        return pf.get("vendor") == self.VENDOR and pf.get("device") in self.DEVICES
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """Nova's own PCI resource class, ``CUSTOM_PCI_<VID>_<PID>``: a PF's VFs by the VF product id (a VF reported
+        without its PF: itself), a PF without VFs as one whole GPU."""
+        addr = record.get("address")
+        sriov = record.get("sriov") or {}
+        numvfs = int(sriov.get("numvfs") or 0)
+        if record.get("physfn") or numvfs <= 0:
+            product, total = record.get("device_id"), 1
+        else:
+            product, total = sriov.get("vf_device_id") or record.get("device_id"), numvfs
+        try:
+            rc = pci_resource_class(record.get("vendor_id"), product)
+        except ValueError:
+            return [(addr, None, 0, base_traits, "no usable PCI ids: no inventory")]
+        return [(addr, rc, total, base_traits, None)]

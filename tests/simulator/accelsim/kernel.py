@@ -103,6 +103,9 @@ class Host(object):
         st["next_pid"] = FIRST_FAKE_PID
         groups = [f["iommu_group"] for f in self.lab["functions"]]
         st["next_group"] = (max(groups) + 1) if groups else 0
+        for f in self.lab["functions"]:
+            if f.get("sriov") and f["sriov"]["boot_numvfs"] and f["driver"]:
+                self._enable_vfs(f["bdf"], f["sriov"]["boot_numvfs"])
         if st["boot"] == 1:
             # The lab's initial transient state: what was running when the lab was captured.
             for m in self.lab["mdevs"]:
@@ -226,6 +229,9 @@ class Host(object):
         num = _parse_uint(data, 16)
         if not d["driver"]:
             raise _err(errno.ENOENT, "%s: no driver bound to configure SR-IOV" % pf)
+        if not s["configurable"] and d["driver"] == self.native_driver(pf):
+            # pci_sriov_numvfs_store: the bound driver has no sriov_configure
+            raise _err(errno.ENOENT, "%s: driver %s does not support SR-IOV configuration via sysfs" % (pf, d["driver"]))
         if num > s["totalvfs"]:
             raise _err(errno.ERANGE, "%s: %d exceeds sriov_totalvfs %d" % (pf, num, s["totalvfs"]))
         if num == d["numvfs"]:
@@ -245,6 +251,13 @@ class Host(object):
             return
         if d["numvfs"]:
             raise _err(errno.EBUSY, "%s: %d VFs already enabled; disable before enabling %d" % (pf, d["numvfs"], num))
+        self._enable_vfs(pf, num)
+
+    def _enable_vfs(self, pf, num):
+        """pci_enable_sriov: VFs 0..num-1 appear (each in an IOMMU group of its own) and are probed when the PF's
+        sriov_drivers_autoprobe is on."""
+        s = self.static(pf)["sriov"]
+        d = self.dyn(pf)
         for i in range(num):
             bdf = vf_bdf(pf, s["offset"], s["stride"], i)
             if bdf in self.state["functions"]:

@@ -121,6 +121,12 @@ def _norm_function(fn, lab):
         s["vf_class"] = _int(s.get("vf_class", f["class"]), where)
         s["vf_revision"] = _int(s.get("vf_revision", f["revision"]), where)
         s.setdefault("vf_link", None)
+        # False: the PF's driver has no sriov_configure (AMD's gim): sriov_numvfs writes fail with ENOENT
+        s["configurable"] = bool(s.get("configurable", True))
+        # VFs the PF's driver enables itself when it probes the PF at boot (gim's vf_num)
+        s["boot_numvfs"] = _int(s.get("boot_numvfs", 0), where)
+        if s["boot_numvfs"] > s["totalvfs"]:
+            raise LabError("%s: sriov.boot_numvfs %d exceeds totalvfs %d" % (where, s["boot_numvfs"], s["totalvfs"]))
         f["sriov"] = s
     mdev = f.get("mdev")
     if mdev:
@@ -163,6 +169,18 @@ def _norm_function(fn, lab):
         if a.get("role") not in ("mgmt", "user"):
             raise LabError("%s: alveo.role must be mgmt or user" % where)
         f["alveo"] = a
+    iov = f.get("i915_iov")
+    if iov:
+        if not sriov:
+            raise LabError("%s: i915_iov needs sriov" % where)
+        v = dict(iov)
+        v["card"] = _int(v.get("card", 0), where)
+        v["tiles"] = [str(t) for t in v.get("tiles", ["gt"])]
+        v["auto_provisioning"] = _int(v.get("auto_provisioning", 1), where)
+        v["vfs"] = {str(_int(k, where)): {str(gt): {str(a): _int(x, where) for a, x in attrs.items()}
+                                          for gt, attrs in (tiles or {}).items()}
+                    for k, tiles in (v.get("vfs") or {}).items()}
+        f["i915_iov"] = v
     f["net"] = [dict(n) for n in f.get("net", [])]
     return f
 

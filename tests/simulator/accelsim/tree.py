@@ -369,6 +369,8 @@ def _function(t, host, bdf, groups, multifunction):
         lines = ["ID    : vGPU Name"] + ["%-6d: %s" % (x["id"], x["name"]) for x in host.creatable_vgpu_types(bdf)]
         t.file(p + "/nvidia/creatable_vgpu_types", "\n".join(lines) + "\n")
         t.attr(p + "/nvidia/current_vgpu_type", host.state["vgpu"].get(bdf, 0), RW, ("vgpu", bdf))
+    if st.get("i915_iov") and dyn["driver"] == st["driver"]:
+        _i915_iov(t, st, p)
     if st.get("fpga") and dyn["driver"] == st["driver"]:
         _fpga(t, host, bdf, st, p)
     if st.get("is_vf") and host.static(st["physfn"]).get("fpga") and host.fpga_port_vf(st["physfn"]) == bdf:
@@ -383,6 +385,24 @@ def _function(t, host, bdf, groups, multifunction):
         else:
             cur = host.state["alveo"].get(a.get("mgmt"), {})
             t.attr(p + "/xclbinuuid", cur.get("xclbin_uuid", "").replace("-", ""))
+
+
+I915_VF_ATTRS = ("contexts_quota", "doorbells_quota", "exec_quantum_ms", "ggtt_quota", "lmem_quota", "preempt_timeout_us")
+
+
+def _i915_iov(t, st, p):
+    """Intel's i915 SR-IOV PF: drm/cardN/prelim_iov/pf/auto_provisioning and vfK/<gt>/<quota> for every VF the
+    card can have (K from 1; 0 is "not set": the fair share of auto provisioning). Shown, not writable here."""
+    v = st["i915_iov"]
+    card = "%s/drm/card%d" % (p, v["card"])
+    t.link("sys/class/drm/card%d" % v["card"], card)
+    base = card + "/prelim_iov"
+    t.attr(base + "/pf/auto_provisioning", v["auto_provisioning"])
+    for k in range(1, st["sriov"]["totalvfs"] + 1):
+        set_ = v["vfs"].get(str(k), {})
+        for gt in v["tiles"]:
+            for name in I915_VF_ATTRS:
+                t.attr("%s/vf%d/%s/%s" % (base, k, gt, name), set_.get(gt, {}).get(name, 0))
 
 
 def _net(t, host, bdf, st, dyn, p):

@@ -21,8 +21,14 @@ LABS = list(accelsim.lab_names())
 QAT_IDS = {0x0435, 0x0443, 0x37c8, 0x37c9, 0x19e2, 0x19e3, 0x4940, 0x4941, 0x4942, 0x4943, 0x4944, 0x4945}
 
 
+# AMD Instinct and Intel Data Center GPU SR-IOV cards (claimed by id: an MI300X is class 12, not 03)
+SRIOV_GPU_IDS = {(0x1002, 0x74a1), (0x1002, 0x740f), (0x8086, 0x56c0), (0x8086, 0x0bd5)}
+
+
 def _family(f):
     if f.get("gpu") or f.get("vgpu") or (f["vendor"] == 0x10DE and f["class"] >> 16 == 3):
+        return "gpu"
+    if (f["vendor"], f["device"]) in SRIOV_GPU_IDS:
         return "gpu"
     if f.get("fpga") or f.get("alveo"):
         return "fpga"
@@ -45,7 +51,9 @@ def lab_run(request, tmp_path_factory):
         for f in lab["functions"]:
             s = f.get("sriov")
             if s and h.driver_of(f["bdf"]):
-                h.set_numvfs(f["bdf"], str(min(4, s["totalvfs"])))
+                if s["configurable"]:
+                    h.set_numvfs(f["bdf"], str(min(4, s["totalvfs"])))
+                # else the PF's driver enabled its VFs at boot (AMD's gim) and refuses sriov_numvfs
                 enabled[f["bdf"]] = h.vfs(f["bdf"])
         for f in lab["functions"]:
             if f.get("vgpu") and enabled.get(f["bdf"]):

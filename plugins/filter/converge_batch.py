@@ -245,7 +245,8 @@ def converge_batch(items, step):
     if not isinstance(items, (list, tuple)):
         raise AnsibleFilterError("converge_batch expects the list of the batch's host variables, got %s"
                                  % type(items).__name__)
-    items = [record(v) for v in items]
+    # hosts of the batch that do not run the role (include_role with a when) have no settings: left out
+    items = [record(v) for v in items if isinstance(_get(v, SETTINGS), Mapping)]
     states = [(item, host_state(item)) for item in items]
     if step == "reads":
         names, roots = [], []

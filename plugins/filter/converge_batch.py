@@ -78,19 +78,19 @@ RESULTS = (("plan", "__accelerator_host_plan"), ("read", "__accelerator_host_pla
 def _get(variables, key):
     try:
         return variables[key]
-    except (KeyError, AttributeError):
+    except (KeyError, AttributeError, TypeError):
         return None
 
 
-def record(variables):
+def record(variables, name="converge_host"):
     """One host's record from its variables (``hostvars[host]``, or the host's own)."""
     if not isinstance(variables, Mapping):
-        raise AnsibleFilterError("converge_host and converge_batch expect a host's variables (hostvars[host]), got %s"
-                                 % type(variables).__name__)
+        raise AnsibleFilterError("%s expects a host's variables (hostvars[host]), got %s"
+                                 % (name, type(variables).__name__))
     settings = _get(variables, SETTINGS)
     if not isinstance(settings, Mapping):
-        raise AnsibleFilterError("%s: no %s (the accelerator_host role sets it first)"
-                                 % (_get(variables, "inventory_hostname"), SETTINGS))
+        raise AnsibleFilterError("%s: %s: no %s (the accelerator_host role sets it first)"
+                                 % (name, _get(variables, "inventory_hostname"), SETTINGS))
     item = dict(settings)
     for key, name in RESULTS:
         item[key] = _get(variables, name)
@@ -157,8 +157,18 @@ def _in_batch(result, host):
     return isinstance(by_host, Mapping) and host in by_host
 
 
+def _state(item, name="converge_host"):
+    """host_state, or AnsibleFilterError naming the host when a recorded result does not have the shape the role's
+    tasks give it (such as a variable of the same name set by something else)."""
+    try:
+        return host_state(item)
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise AnsibleFilterError("%s: %s: a recorded result does not have the shape accelerator_converge "
+                                 "and the Placement modules return (%s: %s)" % (name, item.get("host"), type(e).__name__, e))
+
+
 def converge_host(variables):
-    return host_state(record(variables))
+    return _state(record(variables))
 
 
 def host_state(item):
@@ -246,8 +256,9 @@ def converge_batch(items, step):
         raise AnsibleFilterError("converge_batch expects the list of the batch's host variables, got %s"
                                  % type(items).__name__)
     # hosts of the batch that do not run the role (include_role with a when) have no settings: left out
-    items = [record(v) for v in items if isinstance(_get(v, SETTINGS), Mapping)]
-    states = [(item, host_state(item)) for item in items]
+    items = [record(v, "converge_batch") for v in items
+             if not isinstance(v, Mapping) or isinstance(_get(v, SETTINGS), Mapping)]
+    states = [(item, _state(item, "converge_batch")) for item in items]
     if step == "reads":
         names, roots = [], []
         for item, s in states:

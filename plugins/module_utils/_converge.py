@@ -361,4 +361,3 @@ class Converge(object):
         if job is None:
             card_host.cleanup()
         return card_host, job, msg
-

@@ -43,6 +43,7 @@ attributes:
     support: none
   idempotent:
     support: full
+    description: A second run with the same declaration on an unchanged host plans and changes nothing.
   platform:
     platforms: posix
 options:

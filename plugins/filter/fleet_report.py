@@ -276,6 +276,14 @@ def _host_cards(h, providers, declared, discovered):
     for r in recs:
         if r.get("physfn") in card_of:
             card_of[r.get("address")] = r["physfn"]
+    # a family may name a card's provider after another of its functions (an Alveo's management PF)
+    for c in cards:
+        try:
+            specs = P._device_specs(c, by_addr, {})  # pylint: disable=protected-access
+        except (AttributeError, KeyError, TypeError, ValueError):
+            specs = []
+        for spec in specs:
+            card_of.setdefault(spec[0], card_of.get(c.get("address")))
     drift, problems, assigned, names = [], [], {}, {}
     if h.get("functions"):
         try:

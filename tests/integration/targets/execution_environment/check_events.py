@@ -14,8 +14,8 @@ import os
 import sys
 
 ROLE = "accelerator_host"
-DISCOVER = "Discover the host's accelerators"
-SET_VFS = "Set the VFs (accelops.lifecycle.sriov_vfs)"
+PLAN = "Plan the host (discover, resolve the declaration, plan each card to change; changes nothing)"
+APPLY = "Change the cards (the lock, a new plan, the changes, verified by discovering the host again)"
 REPORT = "Report the batch's hosts to Placement in one call (inventories, function traits; undrain what this run drained)"
 SUMMARY = "Show the summary (and fail the host when the converge did not reach the declaration, or on drift when asked)"
 
@@ -83,17 +83,18 @@ def check(pdd, ident, mode, hosts):
             problems.append("playbook_on_stats: a host changed something in the no-op run: %s" % changed)
 
     for host in hosts:
-        found = [e for e in task_events(events, "runner_on_ok", DISCOVER) if e["event_data"].get("host") == host]
+        found = [e for e in task_events(events, "runner_on_ok", PLAN) if e["event_data"].get("host") == host]
         if len(found) != 1 or found[0]["event_data"].get("role") != ROLE:
-            problems.append("%s: not one runner_on_ok of the role's discovery" % host)
+            problems.append("%s: not one runner_on_ok of the role's plan (its discovery)" % host)
         if not [e for e in task_events(events, "runner_on_ok", SUMMARY) if e["event_data"].get("host") == host]:
             problems.append("%s: no runner_on_ok of the role's summary" % host)
-        set_vfs = [e for e in task_events(events, "runner_on_ok", SET_VFS) if e["event_data"].get("host") == host]
-        # the role runs the task twice when a card must change: its plan (check mode), then the change
-        if mode == "converge" and [e["event_data"]["res"].get("changed") for e in set_vfs].count(True) != 1:
-            problems.append("%s: not one changed runner_on_ok of the VF programming" % host)
-        if mode == "noop" and set_vfs:
-            problems.append("%s: the VFs were programmed in the no-op run" % host)
+        applied = [e for e in task_events(events, "runner_on_ok", APPLY) if e["event_data"].get("host") == host]
+        # the change runs once, after the plan, only when a card must change; its result names what it did per card
+        if mode == "converge" and [e["event_data"]["res"].get("changed") and bool(e["event_data"]["res"].get("applied"))
+                                   for e in applied].count(True) != 1:
+            problems.append("%s: not one changed runner_on_ok of the change, with what it applied" % host)
+        if mode == "noop" and applied:
+            problems.append("%s: the cards were changed in the no-op run" % host)
 
     report = task_events(events, "runner_on_ok", REPORT)
     if len(report) != 1:

@@ -1,0 +1,150 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The accelerator_host role's decisions (converge_host, converge_batch) from what its tasks returned."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.accelops.lifecycle.plugins.filter.converge_batch import converge_batch, converge_host
+from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
+
+NIC, FPGA = "0000:d8:00.0", "0000:86:00.0"
+DISC = {"schema_version": 1, "host": {"hostname": "h1"}, "accelerators": [{"address": NIC}, {"address": FPGA}]}
+
+
+def card(address, status, function="f", kind="vfs"):
+    return {"address": address, "function": function, "kind": kind, "status": status, "in_use_by": [],
+            "reason": "named by address", "loaded": None, "module": "accelops.lifecycle.sriov_vfs"}
+
+
+def plan(cards, planned=None, **extra):
+    out = {"changed": bool(planned), "cards": cards, "planned": planned or {}, "problems": [], "drift": [],
+           "discovery": DISC, "function_names": {}, "overrides": {NIC: {"traits": ["CUSTOM_FUNCTION_F"]}},
+           "error": None}
+    out.update(extra)
+    return out
+
+
+def host(name="h1", plan_only=False, placement=True, safe_mode=True, refusal=None, **results):
+    v = {"inventory_hostname": name, "__accelerator_host_settings": {
+        "host": name, "root": "/", "plan_only": plan_only, "placement": placement, "placement_host": "cn-" + name,
+        "root_provider": None, "name_prefix": None, "undrain": [], "safe_mode": safe_mode, "fail_on_drift": False,
+        "refusal": refusal}}
+    names = {"plan": "__accelerator_host_plan", "read": "__accelerator_host_placement_read",
+             "check": "__accelerator_host_placement_check", "drain": "__accelerator_host_drain",
+             "apply": "__accelerator_host_apply", "report": "__accelerator_host_report_batch"}
+    for key, value in results.items():
+        v[names[key]] = value
+    return v
+
+
+TODO = {NIC: {"failed": False, "changed": True, "refused_in_use": False, "msg": "", "steps": ["create 4 VFs"]}}
+
+
+def test_noop_host_reads_nothing_and_is_reported():
+    h = host(plan=plan([card(NIC, "ok")]))
+    assert converge_batch([h], "reads") == []
+    assert converge_batch([h], "drain") == []
+    [item] = converge_batch([h], "report")
+    assert item["host"] == "cn-h1" and item["discovery"] == DISC and item["drain"] == [] and item["undrain"] == []
+    assert item["overrides"] == {NIC: {"traits": ["CUSTOM_FUNCTION_F"]}}
+    assert converge_host(h)["apply"] == []
+
+
+def test_card_to_change_is_read_drained_applied_and_undrained():
+    p = plan([card(NIC, "todo")], TODO)
+    assert converge_batch([host(plan=p)], "reads") == [{"hosts": ["cn-h1"]}]
+    read = {"results": [{"providers": [{"name": "cn-h1_" + NIC, "in_use": False, "usages": {}}]}]}
+    [drain] = converge_batch([host(plan=p, read=read)], "drain")
+    assert drain["drain"] == [NIC]
+    drained = {"changed": True, "by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
+    state = converge_host(host(plan=p, read=read, drain=drained))
+    assert state["apply"] == [NIC] and state["drained"] == [NIC]
+    applied = plan([card(NIC, "ok")], {}, applied={NIC: {"failed": False, "applied": ["create 4 VFs"], "state": None}},
+                   verify={NIC: True}, kept_drained=[])
+    applied["planned"] = TODO
+    [item] = converge_batch([host(plan=p, read=read, drain=drained, apply=applied)], "report")
+    assert item["undrain"] == [NIC] and item["drain"] == []
+
+
+def test_placement_usages_block_a_card_in_safe_mode_and_are_passed_to_the_host_otherwise():
+    p = plan([card(NIC, "todo")], TODO)
+    read = {"results": [{"providers": [{"name": "cn-h1_" + NIC, "in_use": True, "usages": {"SRIOV_NET_VF": 1}}]}]}
+    safe = converge_host(host(plan=p, read=read))
+    assert safe["apply"] == [] and safe["cards"][0]["status"] == "blocked"
+    assert safe["cards"][0]["in_use_by"] == ["placement provider cn-h1_%s has usages SRIOV_NET_VF=1" % NIC]
+    assert converge_batch([host(plan=p, read=read)], "drain") == []
+    unsafe = converge_host(host(plan=p, read=read, safe_mode=False))
+    assert unsafe["changing"] == [NIC] and unsafe["placement_in_use"] == {NIC: safe["cards"][0]["in_use_by"]}
+
+
+def test_a_card_that_cannot_be_planned_stops_the_host_before_any_drain():
+    p = plan([card(NIC, "todo")], {NIC: {"failed": True, "changed": False, "refused_in_use": False,
+                                         "msg": "num_vfs: more than sriov_totalvfs"}})
+    state = converge_host(host(plan=p))
+    assert state["error"] == "nothing was changed: the plan failed for %s (num_vfs: more than sriov_totalvfs)" % NIC
+    assert converge_batch([host(plan=p)], "drain") == [] and converge_batch([host(plan=p)], "report") == []
+
+
+def test_a_failed_drain_is_the_hosts_error_and_nothing_is_applied():
+    p = plan([card(NIC, "todo")], TODO)
+    state = converge_host(host(plan=p, drain={"failed": True, "msg": "Placement answered 503"}))
+    assert state["error"] == "nothing was changed: the drain in Placement failed: Placement answered 503"
+    assert state["apply"] == []
+
+
+def test_a_card_that_does_not_verify_stays_drained():
+    p = plan([card(NIC, "todo")], TODO)
+    drained = {"by_host": {"cn-h1": {"summary": {}, "drained": []}}}
+    applied = plan([card(NIC, "todo")], TODO, applied={NIC: {"failed": True, "msg": "EIO", "state": "partial",
+                                                             "applied": ["create 4 VFs"]}},
+                   verify={NIC: False}, kept_drained=[NIC])
+    report = {"by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": [{"name": "cn-h1_" + NIC, "address": NIC}]}}}
+    h = host(plan=p, drain=drained, apply=applied, report=report)
+    [item] = converge_batch([h], "report")
+    assert item["drain"] == [NIC] and item["undrain"] == []
+    summary = converge_report(converge_host(h))
+    assert summary["failed"] == [NIC] and "STILL DRAINED: %s" % NIC in "\n".join(summary["lines"])
+
+
+def test_a_lock_held_at_apply_leaves_the_host_out_of_the_report():
+    p = plan([card(NIC, "todo")], TODO)
+    drained = {"by_host": {"cn-h1": {}}}
+    locked = {"failed": True, "msg": "the host is locked by another converge (pid=1, token=x)",
+              "error": "the host is locked by another converge (pid=1, token=x)", "cards": [], "applied": {}}
+    h = host(plan=p, drain=drained, apply=locked)
+    assert converge_host(h)["error"].startswith("the host is locked")
+    assert converge_batch([h], "report") == []
+
+
+def test_plan_mode_drift_has_the_host_and_placement_lines():
+    p = plan([card(NIC, "todo")], TODO, drift=["host %s: f (vfs) not as declared; plan: create 4 VFs" % NIC])
+    read = {"results": [{"providers": [{"name": "cn-h1_" + NIC, "traits": ["A"], "inventories": {}}]}]}
+    check = {"providers": [{"name": "cn-h1_" + NIC, "host": "cn-h1", "action": "updated", "traits": ["A", "B"],
+                            "inventories": {"SRIOV_NET_VF": {"total": 4}}}]}
+    h = host(plan_only=True, plan=p, read=read, check=check)
+    assert converge_batch([h], "reads") == [{"hosts": ["cn-h1"]}]
+    assert converge_batch([h], "check")[0]["host"] == "cn-h1"
+    assert converge_host(h)["drift"] == [
+        "host %s: f (vfs) not as declared; plan: create 4 VFs" % NIC,
+        "placement cn-h1_%s: would be updated +B inventories none -> SRIOV_NET_VF=4" % NIC]
+    assert converge_host(h)["apply"] == [] and converge_batch([h], "drain") == []
+
+
+def test_a_refused_host_reads_nothing_and_fails_with_the_reason():
+    h = host(refusal="accelerator_host: the declaration for h1 is outside its allow-list", plan={"skipped": True})
+    assert converge_batch([h], "reads") == [] and converge_batch([h], "report") == []
+    assert converge_report(converge_host(h))["failure"].endswith("outside its allow-list")
+
+
+def test_hosts_that_do_not_run_the_role_are_left_out():
+    assert converge_batch([host(plan=plan([card(NIC, "ok")])), {"inventory_hostname": "other"}], "report")[0][
+        "host"] == "cn-h1"
+    with pytest.raises(AnsibleFilterError, match="^converge_host: other: no __accelerator_host_settings"):
+        converge_host({"inventory_hostname": "other"})
+    with pytest.raises(AnsibleFilterError, match="^converge_batch: step must be one of"):
+        converge_batch([], "apply")

@@ -34,7 +34,11 @@ import shutil
 import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._audit import Auditor
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import host_argument_spec, host_sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import (
+    LIBVIRT_RUN_DIR_OPTION,
+    host_argument_spec,
+    host_sysfs,
+)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, Files
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, Refusal, execute, execute_more
@@ -58,6 +62,18 @@ class Job(object):
         self.plan = plan
         self.finish = finish
         self.failed = failed
+
+
+# The options of a programming module whose changes go through vendor tools and survive a reboot by boot files
+# (sriov_vfs, vgpu), with their value ranges: added by :func:`tool_program`.
+TOOL_PROGRAM_OPTIONS = dict(
+    force=dict(type="bool", default=False),
+    persistent=dict(type="bool", default=True),
+    persist_root=dict(type="path"),
+    libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
+    tool_timeout=dict(type="int", default=60),
+)
+TOOL_PROGRAM_RANGES = {"tool_timeout": (0, 86400, "seconds")}
 
 
 class Program(object):
@@ -123,6 +139,15 @@ class Host(object):
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
+
+
+def tool_program(name, argument_spec, plan_hook, ranges):
+    """A :class:`Program` with :data:`TOOL_PROGRAM_OPTIONS` added to its own options."""
+    spec = dict(argument_spec)
+    spec.update(TOOL_PROGRAM_OPTIONS)
+    all_ranges = dict(ranges)
+    all_ranges.update(TOOL_PROGRAM_RANGES)
+    return Program(name, spec, plan_hook, ranges=all_ranges, paths=("libvirt_run_dir",))
 
 
 def run_program(program):

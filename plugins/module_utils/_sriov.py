@@ -25,8 +25,7 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_sriov_pf
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
@@ -558,7 +557,7 @@ def plan_module(host):
     return Job(steps, failed=lambda _host, e: "%s: %s" % (info["address"], e))
 
 
-PROGRAM = Program(
+PROGRAM = tool_program(
     "sriov_vfs",
     dict(
         address=dict(type="str", required=True),
@@ -570,14 +569,7 @@ PROGRAM = Program(
             vlan=dict(type="int"),
             trust=dict(type="bool"),
         )),
-        force=dict(type="bool", default=False),
-        persistent=dict(type="bool", default=True),
-        persist_root=dict(type="path"),
-        libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
-        tool_timeout=dict(type="int", default=60),
     ),
     plan_module,
-    ranges={"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094),
-            "tool_timeout": (0, 86400, "seconds")},
-    paths=("libvirt_run_dir",),
+    {"num_vfs": (0, 65535), "vfs.index": (0, 65534), "vfs.vlan": (0, 4094)},
 )

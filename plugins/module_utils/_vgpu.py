@@ -27,8 +27,7 @@ import socket
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
-from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
-from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     DEVICES,
@@ -479,7 +478,7 @@ def plan_module(host):
     return Job(plan, finish=finish)
 
 
-PROGRAM = Program(
+PROGRAM = tool_program(
     "vgpu",
     dict(
         addresses=dict(type="list", elements="str", required=True),
@@ -488,13 +487,7 @@ PROGRAM = Program(
         state=dict(type="str", choices=["present", "absent"], default="present"),
         backend=dict(type="str", choices=["auto", "mdev", "vendor_vfio"], default="auto"),
         hostname=dict(type="str"),
-        force=dict(type="bool", default=False),
-        persistent=dict(type="bool", default=True),
-        persist_root=dict(type="path"),
-        libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
-        tool_timeout=dict(type="int", default=60),
     ),
     plan_module,
-    ranges={"count": (0, 4096), "tool_timeout": (0, 86400, "seconds")},
-    paths=("libvirt_run_dir",),
+    {"count": (0, 4096)},
 )

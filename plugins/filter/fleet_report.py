@@ -111,9 +111,11 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use
+
+P = lazy("_placement")
 
 FUNCTION_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
 SEGMENTS = ("used", "drained", "reserved", "free")

@@ -139,7 +139,9 @@ _value:
 '''
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostdev
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_hostdev = lazy("_hostdev")
 
 
 def hostdev_units(data, ids=None, addresses=None, families=None, kinds=None, functions=None, assignable_only=True,

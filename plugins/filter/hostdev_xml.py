@@ -112,7 +112,9 @@ _value:
 '''
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostdev
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_hostdev = lazy("_hostdev")
 
 
 def hostdev_xml(data, unit=None, **options):

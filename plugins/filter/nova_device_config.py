@@ -118,7 +118,9 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._novaconf import NovaConfigError, render
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_novaconf = lazy("_novaconf")
 
 
 def nova_device_config(discovery, functions, report_in_placement=True, cyborg_families=None,
@@ -126,8 +128,8 @@ def nova_device_config(discovery, functions, report_in_placement=True, cyborg_fa
     options = {"report_in_placement": report_in_placement, "cyborg_families": cyborg_families or [],
                "physical_networks": physical_networks or {}, "host": host}
     try:
-        return render(functions, discovery, options)
-    except (DeclarationError, NovaConfigError) as e:
+        return _novaconf.render(functions, discovery, options)
+    except (DeclarationError, _novaconf.NovaConfigError) as e:
         raise AnsibleFilterError("nova_device_config: %s" % e)
 
 

@@ -95,7 +95,9 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import not_allowed
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _pools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_pools = lazy("_pools")
 
 
 def _settings(data, name):

@@ -47,7 +47,9 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _pools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_pools = lazy("_pools")
 
 
 def pool_report(data):

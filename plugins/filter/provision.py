@@ -57,7 +57,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _provision
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
+
+_provision = lazy("_provision")
 
 
 def provision(profiles, functions, hosts, providers=None):

@@ -304,7 +304,8 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
     Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
     (PCI addresses or shell patterns; a PF's address also selects its VFs, either PF of a Xilinx card
     selects the card). Functions no accelerator driver claims (family ``pci``) are reported only with
-    ``include_all`` or when ``families`` names ``pci``.
+    ``include_all`` or when ``families`` names ``pci``; so is, as a family ``pci`` record of its own, a
+    function that a driver reports inside another function's record (an Alveo's management PF).
 
     ``vf_detail``: ``full`` (every VF is a record of its own) or ``summary`` (a VF whose PF is reported
     too is not a record: its units, with its index, driver and MAC, are in the PF record's
@@ -345,24 +346,38 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
     ids = _pci.PciIds(pci_ids_file) if pci_ids_file else None
     ctx = Context(sysfs, scan, ids, None, nvidia_smi)
 
+    # a function reported inside another's record (an Alveo's management PF) also gets a record of its own, from
+    # the generic driver, whenever the non-accelerator functions are reported: every function lspci lists has one
+    want_pci = include_all or (fams is not None and "pci" in fams)
+    generic = None
     selected = []
     for func in scan.functions.values():
         drv = registry.claim(func, scan, ctx)
-        if drv.family == "pci" and not include_all and not (fams and "pci" in fams):
+        if drv.family != "pci":
+            try:
+                secondary = drv.is_secondary(func, ctx)
+            except Exception as e:
+                func.warn("driver %s failed to group this function: %s" % (drv.name, e))
+                secondary = False
+            if secondary:
+                if not want_pci:
+                    continue
+                if generic is None:
+                    generic = registry.generic()
+                drv = generic
+        if drv.family == "pci" and not want_pci:
             continue
         if fams is not None and drv.family not in fams:
             continue
         if vendors is not None and func.vendor_id not in vendors:
             continue
-        try:
-            if drv.is_secondary(func, ctx):
-                continue
-            if pats is not None:
+        if pats is not None:
+            try:
                 rel = drv.related_addresses(func, ctx)
                 if not any(fnmatch.fnmatchcase(a, p) for a in rel for p in pats):
                     continue
-        except Exception as e:
-            func.warn("driver %s failed to group this function: %s" % (drv.name, e))
+            except Exception as e:
+                func.warn("driver %s failed to group this function: %s" % (drv.name, e))
         selected.append((func, drv))
 
     if in_use and selected:

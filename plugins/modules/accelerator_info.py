@@ -61,7 +61,8 @@ options:
   include_all:
     description:
       - Also report every PCI function that is not an accelerator (family C(pci)), so the module is useful on
-        any host.
+        any host. Every function lspci lists then has a record, an Alveo's management PF too (family C(pci);
+        the card's facts stay in its user PF's record).
     type: bool
     default: false
   in_use:

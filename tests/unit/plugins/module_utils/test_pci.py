@@ -127,7 +127,7 @@ def test_scan_and_identity(host):
     assert all(not f.warnings for f in scan.functions.values())
 
 
-def test_scan_without_uevent_reads_attributes(host):
+def test_scan_does_not_need_uevent(host):
     d = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", subsystem=("10de", "12a2"), driver="nvidia")
     os.unlink(host.path(d + "/uevent"))
     f = _pci.scan(Sysfs(host.root)).get("0000:3b:00.0")

@@ -43,6 +43,7 @@ _IDENTITY_ATTRS = ("revision", "subsystem_vendor", "subsystem_device", "driver_o
 # The kernel shows the sriov_* attributes only on a physical function (sriov_attrs_are_visible): a VF's
 # identity does not try them.
 _VF_IDENTITY_ATTRS = _IDENTITY_ATTRS[:-1]
+_SRIOV_GEOMETRY_ATTRS = ("sriov_offset", "sriov_stride")
 _LINK_ATTRS = ("current_link_width", "max_link_speed", "max_link_width")
 _SRIOV_ATTRS = ("sriov_numvfs", "sriov_vf_device")
 
@@ -63,6 +64,11 @@ def _hexattr(text, width):
     if not t or len(t) > width or t.strip(_HEX):
         return None
     return t.zfill(width) if len(t) < width else t
+
+
+def _routing_id(address):
+    """Bus, device and function of a canonical address as the 16-bit PCI routing id."""
+    return int(address[5:7], 16) << 8 | int(address[8:10], 16) << 3 | int(address[11], 16)
 
 
 def _intattr(text):
@@ -239,11 +245,15 @@ class PciFunction(object):
             numvfs = _intattr(numvfs)
             sriov["numvfs"] = numvfs or 0
             sriov["vf_device_id"] = _hexattr(vf_device, 4)
-            vfs = []
-            if numvfs is None:
+            vfs = self._vfs_by_routing_id(base, numvfs)
+            if vfs is not None:
+                idx = ()
+            elif numvfs is None:
+                vfs = []
                 names = sorted((_intattr(n[6:]), n) for n in self.entries() if n.startswith("virtfn"))
                 idx = [i for i, _n in names if i is not None]
             else:
+                vfs = []
                 idx = range(numvfs)
             for start in range(0, len(idx), 256):  # in batches: a garbled sriov_numvfs may be huge
                 chunk = idx[start:start + 256]
@@ -277,6 +287,36 @@ class PciFunction(object):
             "vf_index": None,
         }
         return self._identity
+
+    def _vfs_by_routing_id(self, base, numvfs):
+        """This PF's VFs in virtfnN order without reading the N links, or None (then the links are read). The
+        kernel places VF N at routing id PF + sriov_offset + N * sriov_stride (pci_iov_virtfn_bus/devfn) and links
+        it as virtfnN; the scan has every function's physfn link. Used only when the scan has exactly
+        ``numvfs`` VFs of this PF, each lands on its own N below ``numvfs``, and virtfn0 and the last link point
+        where the arithmetic says."""
+        found = self._cache.get(("vfs", self.address)) if numvfs else None
+        if not found or len(found) != numvfs:
+            return None
+        (offset, _e1), (stride, _e2) = read_attrs_real(base, _SRIOV_GEOMETRY_ATTRS)
+        offset, stride = _intattr(offset), _intattr(stride)
+        if offset is None or not stride or stride < 0:
+            return None
+        start = _routing_id(self.address) + offset
+        domain = self.address[:5]
+        vfs = [None] * numvfs
+        for a in found:
+            if a[:5] != domain:
+                return None
+            n, rest = divmod(_routing_id(a) - start, stride)
+            if rest or n < 0 or n >= numvfs or vfs[n] is not None:
+                return None
+            vfs[n] = a
+        # the first and the last link must agree (a tree that is not the kernel's: its links win)
+        first, last = readlinks_real(base, ("virtfn0", "virtfn%d" % (numvfs - 1)))
+        for target, a in ((first, vfs[0]), (last, vfs[-1])):
+            if target is None or target.rstrip("/").rsplit("/", 1)[-1] != a:
+                return None
+        return vfs
 
     def _warn_err(self, name, err):
         """The warning for an attribute that could not be read (a missing one is silent)."""
@@ -367,7 +407,13 @@ def scan(sysfs):
                 f.iommu_group = g
                 groups.setdefault(g, []).append(address)
         if pf:
-            f.physfn = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+            f.physfn = pfa = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+            if pfa:
+                vfs_of = cache.get(("vfs", pfa))
+                if vfs_of is None:
+                    cache[("vfs", pfa)] = [address]
+                else:
+                    vfs_of.append(address)
         functions[address] = f
     return PciScan(functions, groups, warnings)
 

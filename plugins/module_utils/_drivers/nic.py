@@ -17,11 +17,33 @@ import errno
 import os
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, listdir_real
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attr_real, read_attrs_real
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
+    errno_text,
+    read_attr_real,
+    read_attrs_real,
+    readlinks_real,
+)
 
 __metaclass__ = type
 
 _NETDEV_ATTRS = ("address", "operstate")
+
+
+def _netdev_index(ctx):
+    """PCI address -> its netdev names (sorted), from the links in /sys/class/net, which the kernel makes for every
+    netdev (``<name> -> ../../devices/.../<pci address>/net/<name>``): one listing and one readlink per netdev
+    instead of a listing of each folded VF's ``net/`` (a host with thousands of VFs). Built once per discovery."""
+    idx = ctx.cache.get("nic.netdevs")
+    if idx is None:
+        idx = ctx.cache["nic.netdevs"] = {}
+        base = ctx.sysfs.real("/sys/class/net") + "/"
+        names = listdir_real(base)
+        for name, target in zip(names, readlinks_real(base, names)):
+            if target:
+                parts = target.rstrip("/").rsplit("/", 3)
+                if len(parts) == 4 and parts[2] == "net" and parts[3] == name:
+                    idx.setdefault(parts[1], []).append(name)
+    return idx
 
 
 class SriovNicDriver(Driver):
@@ -62,8 +84,22 @@ class SriovNicDriver(Driver):
         return out
 
     @staticmethod
-    def folded_interfaces(func):
-        """The netdev names and MACs of a folded VF (its link state is not part of the summary: not read)."""
+    def folded_interfaces(func, ctx=None):
+        """The netdev names and MACs of a folded VF (its link state is not part of the summary: not read). The names
+        come from the host's netdev index (below) when it has the function and each MAC is there; else from a
+        listing of the function's ``net/``."""
+        names = _netdev_index(ctx).get(func.address) if ctx is not None else None
+        if names:
+            out = []
+            for name in names:
+                mac, emac = read_attr_real(func.real + "/net/" + name + "/address")
+                if emac == errno.ENOENT:  # not below this function after all: list its net/ instead
+                    break
+                if emac is not None:
+                    func.warn("net/%s/address: %s" % (name, errno_text(emac)))
+                out.append({"name": name, "mac": mac})
+            else:
+                return out
         out = []
         for name in listdir_real(func.real + "/net"):
             mac, emac = read_attr_real(func.real + "/net/" + name + "/address")
@@ -73,7 +109,7 @@ class SriovNicDriver(Driver):
         return out
 
     def describe_folded_vf(self, func, ctx):
-        ifs = self.folded_interfaces(func)
+        ifs = self.folded_interfaces(func, ctx)
         return {"nic": {"interfaces": ifs, "mac": ifs[0]["mac"] if ifs else None}}
 
     def describe(self, func, ctx):

@@ -275,6 +275,11 @@ def _fill_record(rec, func, driver, ctx):
     _check_present(func)
 
 
+def _vf_unit_order(u):
+    """The order of ``sriov.vf_units``: by VF index (VFs without one last, by address), a VF's own unit first."""
+    return (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf")
+
+
 def vf_units(func, driver, ctx):
     """What ``vf_detail: summary`` keeps of a VF whose PF is reported: its units (the VF itself
     first, then e.g. mdevs on it), each with the VF's ``vf_index``, ``driver``, ``mac`` and
@@ -308,7 +313,9 @@ def vf_units(func, driver, ctx):
                              None, inuse)
                 unit.update(more)
                 units.append(unit)
-        _check_present(func)
+        if mac is None:
+            # a MAC read from below the device is the last read of a folded NIC VF: it was there after the scan
+            _check_present(func)
     except Exception as e:  # last resort, as in build_record
         func.warn("discovery of this function failed part-way: %s: %s" % (type(e).__name__, e))
         units = [_unit("vf", func.address, func.address, None, func.iommu_group, None, None)]
@@ -423,10 +430,12 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
                 records.extend(build_record(func, drv, ctx) for func, drv in vfs)
                 continue
             units = []
+            warns = rec["warnings"]
             for func, drv in vfs:
                 units.extend(vf_units(func, drv, ctx))
-                rec["warnings"].extend("VF %s: %s" % (func.address, w) for w in func.warnings)
-            units.sort(key=lambda u: (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf"))
+                if func.warnings:
+                    warns.extend("VF %s: %s" % (func.address, w) for w in func.warnings)
+            units.sort(key=_vf_unit_order)
             rec["sriov"]["vf_units"] = units
         records.sort(key=lambda r: r["address"])
     else:

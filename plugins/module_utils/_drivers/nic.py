@@ -109,6 +109,12 @@ class SriovNicDriver(Driver):
         return out
 
     def describe_folded_vf(self, func, ctx):
+        idx = ctx.cache.get("nic.netdevs")
+        names = (_netdev_index(ctx) if idx is None else idx).get(func.address)
+        if names is not None and len(names) == 1:  # the usual VF: one netdev (the general case below, same result)
+            mac, emac = read_attr_real(func.real + "/net/" + names[0] + "/address")
+            if emac is None:
+                return {"nic": {"interfaces": [{"name": names[0], "mac": mac}], "mac": mac}}
         ifs = self.folded_interfaces(func, ctx)
         return {"nic": {"interfaces": ifs, "mac": ifs[0]["mac"] if ifs else None}}
 

@@ -68,7 +68,7 @@ def _hexattr(text, width):
 
 def _routing_id(address):
     """Bus, device and function of a canonical address as the 16-bit PCI routing id."""
-    return int(address[5:7], 16) << 8 | int(address[8:10], 16) << 3 | int(address[11], 16)
+    return int(address[-7:-5], 16) << 8 | int(address[-4:-2], 16) << 3 | int(address[-1], 16)
 
 
 def _intattr(text):
@@ -302,10 +302,10 @@ class PciFunction(object):
         if offset is None or not stride or stride < 0:
             return None
         start = _routing_id(self.address) + offset
-        domain = self.address[:5]
+        domain = self.address[:-7]  # "dddd:" (a domain may have more digits)
         vfs = [None] * numvfs
         for a in found:
-            if a[:5] != domain:
+            if a[:-7] != domain:
                 return None
             n, rest = divmod(_routing_id(a) - start, stride)
             if rest or n < 0 or n >= numvfs or vfs[n] is not None:

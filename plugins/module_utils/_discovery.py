@@ -280,15 +280,16 @@ def _vf_unit_order(u):
     return (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf")
 
 
-def vf_units(func, driver, ctx):
+def vf_units(func, driver, ctx, pf=None):
     """What ``vf_detail: summary`` keeps of a VF whose PF is reported: its units (the VF itself
     first, then e.g. mdevs on it), each with the VF's ``vf_index``, ``driver``, ``mac`` and
-    ``netdev``. Reads only what that needs (no identity attributes). Never raises."""
+    ``netdev``. Reads only what that needs (no identity attributes). ``pf``: the VF's PF's
+    :class:`_pci.PciFunction` when the caller has it. Never raises."""
     try:
         extra = _describe(func, driver, ctx, folded=True)
         nic = extra.get("nic")
         ifs = nic.get("interfaces") if nic else None
-        vf_index = ctx.scan.vf_index(func)
+        vf_index = pf.vf_position(func.address) if pf is not None else ctx.scan.vf_index(func)
         mac = nic.get("mac") if nic else None
         netdev = ifs[0].get("name") if ifs else None
         address = func.address
@@ -431,8 +432,9 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
                 continue
             units = []
             warns = rec["warnings"]
+            pf = scan.get(rec["address"])  # its identity() was read for its record: vf_position() is ready
             for func, drv in vfs:
-                units.extend(vf_units(func, drv, ctx))
+                units.extend(vf_units(func, drv, ctx, pf))
                 if func.warnings:
                     warns.extend("VF %s: %s" % (func.address, w) for w in func.warnings)
             units.sort(key=_vf_unit_order)

@@ -33,10 +33,9 @@ __metaclass__ = type
 
 DEVICES = "/sys/bus/pci/devices"
 
-# What the first pass reads of every function, the ids read when first needed, and what identity() reads of a
-# reported one. The ids and the subsystem come from the files lspci reads, not from uevent's PCI_ID,
+# The ids, read when first needed (the first pass reads only the driver, iommu_group and physfn links of every
+# function), and what identity() reads of a reported one. The ids and the subsystem come from the files lspci reads, not from uevent's PCI_ID,
 # PCI_CLASS and PCI_SUBSYS_ID (issue 18: read what lspci and Cyborg read).
-_SCAN_LINKS = ("driver", "iommu_group", "physfn")
 _ID_ATTRS = ("vendor", "device", "class")
 _IDENTITY_ATTRS = ("revision", "subsystem_vendor", "subsystem_device", "driver_override", "numa_node",
                    "current_link_speed", "sriov_totalvfs")
@@ -374,6 +373,7 @@ def scan(sysfs):
     functions = {}
     groups = {}
     cache = {}
+    readlink = os.readlink
     for name in names:
         address = normalize_address(name)
         if address is None or address != name:
@@ -381,7 +381,19 @@ def scan(sysfs):
             continue
         real = base + "/" + name
         f = PciFunction(address, real, cache)
-        drv, grp, pf = readlinks_real(real + "/", _SCAN_LINKS)
+        # its driver, IOMMU group and physfn links, each as readlink_real reads it (inline: thousands of functions)
+        try:
+            drv = readlink(real + "/driver")
+        except (OSError, ValueError):
+            drv = None
+        try:
+            grp = readlink(real + "/iommu_group")
+        except (OSError, ValueError):
+            grp = None
+        try:
+            pf = readlink(real + "/physfn")
+        except (OSError, ValueError):
+            pf = None
         if drv is None and grp is None and pf is None:
             # no link at all: a function with no driver and no IOMMU, or one that went away or cannot be read;
             # its ids tell which (and are read now)

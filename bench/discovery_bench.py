@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Discovery benchmark: a generated host of >= 2,500 PCI functions, timed against lspci on the same tree.
 
-    .venv/bin/python bench/discovery_bench.py [--pfs N] [--vfs N] [--repeat N] [--keep DIR] [--no-module]
+    .venv/bin/python bench/discovery_bench.py [--pfs N] [--vfs N] [--repeat N] [--keep DIR] [--no-module] [--phases N]
 
 Times (best of N with the median, wall clock, and the least CPU time, user + system, of one run), all in one
 run on the same tree: ``lspci -D -vmm -nn -A linux-sysfs -O sysfs.path=<tree>/sys/bus/pci`` (numbers and
@@ -109,6 +109,48 @@ def shape(value):
     return containers, scalars
 
 
+# Run by a new interpreter (``python PHASES module.py args.json``): the module's own main(), with the CPU time
+# (process_time) taken between its steps, printed as JSON on stderr: the interpreter's start, ansible-core's basic
+# import, the module's and the collection's imports, argument handling, discover(), remove_values, and the rest of
+# exit_json (the encoder, the write); the caller adds the interpreter's exit from the child's whole CPU time.
+PHASES = r"""
+import atexit, json, os, resource, sys, time
+T = [("interpreter start", time.process_time())]  # CPU time is counted from the process's start
+mod_path, args = sys.argv[1], sys.argv[2]
+sys.argv = [mod_path, args]
+import ansible.module_utils.basic as basic
+T.append(("ansible.module_utils.basic import", time.process_time()))
+import importlib.util
+spec = importlib.util.spec_from_file_location("accelerator_info_bench", mod_path)
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+T.append(("the module and the collection's imports", time.process_time()))
+real_discover, real_remove_values = mod.discover, basic.remove_values
+def discover(*a, **k):
+    T.append(("AnsibleModule: arguments, logging", time.process_time()))
+    r = real_discover(*a, **k)
+    T.append(("discover()", time.process_time()))
+    return r
+def remove_values(*a):
+    if T[-1][0] != "discover()":  # the arguments' own pass, before discovery
+        return real_remove_values(*a)
+    T.append(("module warnings, exit_json up to remove_values", time.process_time()))
+    r = real_remove_values(*a)
+    T.append(("exit_json: remove_values", time.process_time()))
+    return r
+mod.discover, basic.remove_values = discover, remove_values
+def done():
+    T.append(("exit_json: JSON encoder and write", time.process_time()))
+    out = {T[0][0]: T[0][1]}
+    for (name, t), (_p, t_prev) in zip(T[1:], T[:-1]):
+        out[name] = t - t_prev
+    sys.stderr.write("PHASES " + json.dumps(out) + "\n")
+atexit.register(done)
+sys.stdout = open(os.devnull, "w")
+mod.main(exiting=True)  # as the module's own "if __name__ == '__main__'" does
+"""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pfs", type=int, default=19, help="NIC PFs for accelsim generate (default 19)")
@@ -116,7 +158,11 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--keep", help="generate the tree here and keep it (a tree already there is reused)")
     ap.add_argument("--no-module", action="store_true", help="leave out the module calls")
+    ap.add_argument("--phases", type=int, default=0, metavar="N",
+                    help="also time the steps of N module calls with the default options (least of each step)")
     args = ap.parse_args()
+    if args.phases and args.no_module:
+        ap.error("--phases times module calls: leave out --no-module")
 
     coll = collections_path()
     sys.path.insert(0, coll)
@@ -254,6 +300,27 @@ def main():
         for label, (b, m, c) in rows:
             cpu_ratio = c / lsp[2] if lsp[2] else 0.0
             lines.append("| %s | %.3f (%.3f) | %.2f | %.3f | %.2f |" % (label, b, m, b / lsp[0], c, cpu_ratio))
+        if args.phases:
+            phases_py = os.path.join(argdir, "phases.py")
+            with open(phases_py, "w") as f:
+                f.write(PHASES)
+            argfile = os.path.join(argdir, "args-default.json")
+            least = {}
+            for _i in range(args.phases):
+                cpu, p = children_cpu(lambda: subprocess.run(
+                    [sys.executable, phases_py, module, argfile], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    env=env, check=True, universal_newlines=True))
+                got = json.loads(p.stderr.rsplit("PHASES ", 1)[1])
+                got["the interpreter's exit (after atexit)"] = cpu - sum(got.values())
+                for k, v in got.items():
+                    least[k] = min(least.get(k, v), v)
+            lines += ["", "Steps of a module call with the default options (least CPU seconds of each step over %d "
+                      "calls; the lspci of this run: %.3f s CPU):" % (args.phases, lsp[2]), "",
+                      "| step | CPU s | vs lspci |", "|---|---|---|"]
+            for k, v in least.items():
+                lines.append("| %s | %.4f | %.2f |" % (k, v, v / lsp[2]))
+            total = sum(least.values())
+            lines.append("| sum of the least | %.4f | %.2f |" % (total, total / lsp[2]))
         lines += [
             "",
             "Result size by options (the module's result without warnings; `publish_facts: true` adds the records "

@@ -275,24 +275,52 @@ def _fill_record(rec, func, driver, ctx):
     _check_present(func)
 
 
-def vf_units(func, driver, ctx):
+def _vf_unit_order(u):
+    """The order of ``sriov.vf_units``: by VF index (VFs without one last, by address), a VF's own unit first."""
+    return (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf")
+
+
+def vf_units(func, driver, ctx, pf=None):
     """What ``vf_detail: summary`` keeps of a VF whose PF is reported: its units (the VF itself
     first, then e.g. mdevs on it), each with the VF's ``vf_index``, ``driver``, ``mac`` and
-    ``netdev``. Reads only what that needs (no identity attributes). Never raises."""
+    ``netdev``. Reads only what that needs (no identity attributes). ``pf``: the VF's PF's
+    :class:`_pci.PciFunction` when the caller has it. Never raises."""
     try:
         extra = _describe(func, driver, ctx, folded=True)
-        nic = extra.get("nic") or {}
-        ifs = nic.get("interfaces") or []
-        more = {"vf_index": ctx.scan.vf_index(func), "driver": func.driver, "mac": nic.get("mac"),
-                "netdev": ifs[0].get("name") if ifs else None}
-        units = _units(func, extra.get("unit_type"), extra.get("units") or [], ctx)
-        _check_present(func)
+        nic = extra.get("nic")
+        ifs = nic.get("interfaces") if nic else None
+        vf_index = pf.vf_position(func.address) if pf is not None else ctx.scan.vf_index(func)
+        mac = nic.get("mac") if nic else None
+        netdev = ifs[0].get("name") if ifs else None
+        address = func.address
+        group = func.iommu_group
+        drv = func.driver
+        inuse = ctx.inuse
+        cdev = _vfio_cdev(func) if drv and "vfio" in drv else None
+        # the VF's own unit as _unit() makes it, with the VF's facts, built in one go (thousands on a large host)
+        if inuse is not None and (address in inuse.by_address or group in inuse.by_group
+                                  or (cdev is not None and cdev in inuse.by_cdev)):
+            ev = inuse.lookup(address=address, iommu_group=group, cdev=cdev)
+        else:
+            ev = []
+        units = [{"kind": "vf", "id": address, "address": address, "type": extra.get("unit_type"),
+                  "iommu_group": group, "in_use": bool(ev), "in_use_by": ev, "vf_index": vf_index, "driver": drv,
+                  "mac": mac, "netdev": netdev}]
+        more_units = extra.get("units")
+        if more_units:
+            more = {"vf_index": vf_index, "driver": drv, "mac": mac, "netdev": netdev}
+            for u in more_units:
+                unit = _unit(u["kind"], u["id"], u.get("address", address), u.get("type"), u.get("iommu_group"),
+                             None, inuse)
+                unit.update(more)
+                units.append(unit)
+        if mac is None:
+            # a MAC read from below the device is the last read of a folded NIC VF: it was there after the scan
+            _check_present(func)
     except Exception as e:  # last resort, as in build_record
         func.warn("discovery of this function failed part-way: %s: %s" % (type(e).__name__, e))
         units = [_unit("vf", func.address, func.address, None, func.iommu_group, None, None)]
-        more = {"vf_index": None, "driver": func.driver, "mac": None, "netdev": None}
-    for u in units:
-        u.update(more)
+        units[0].update({"vf_index": None, "driver": func.driver, "mac": None, "netdev": None})
     return units
 
 
@@ -304,7 +332,8 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
     Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
     (PCI addresses or shell patterns; a PF's address also selects its VFs, either PF of a Xilinx card
     selects the card). Functions no accelerator driver claims (family ``pci``) are reported only with
-    ``include_all`` or when ``families`` names ``pci``.
+    ``include_all`` or when ``families`` names ``pci``; so is, as a family ``pci`` record of its own, a
+    function that a driver reports inside another function's record (an Alveo's management PF).
 
     ``vf_detail``: ``full`` (every VF is a record of its own) or ``summary`` (a VF whose PF is reported
     too is not a record: its units, with its index, driver and MAC, are in the PF record's
@@ -345,24 +374,38 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
     ids = _pci.PciIds(pci_ids_file) if pci_ids_file else None
     ctx = Context(sysfs, scan, ids, None, nvidia_smi)
 
+    # a function reported inside another's record (an Alveo's management PF) also gets a record of its own, from
+    # the generic driver, whenever the non-accelerator functions are reported: every function lspci lists has one
+    want_pci = include_all or (fams is not None and "pci" in fams)
+    generic = None
     selected = []
     for func in scan.functions.values():
         drv = registry.claim(func, scan, ctx)
-        if drv.family == "pci" and not include_all and not (fams and "pci" in fams):
+        if drv.family != "pci":
+            try:
+                secondary = drv.is_secondary(func, ctx)
+            except Exception as e:
+                func.warn("driver %s failed to group this function: %s" % (drv.name, e))
+                secondary = False
+            if secondary:
+                if not want_pci:
+                    continue
+                if generic is None:
+                    generic = registry.generic()
+                drv = generic
+        if drv.family == "pci" and not want_pci:
             continue
         if fams is not None and drv.family not in fams:
             continue
         if vendors is not None and func.vendor_id not in vendors:
             continue
-        try:
-            if drv.is_secondary(func, ctx):
-                continue
-            if pats is not None:
+        if pats is not None:
+            try:
                 rel = drv.related_addresses(func, ctx)
                 if not any(fnmatch.fnmatchcase(a, p) for a in rel for p in pats):
                     continue
-        except Exception as e:
-            func.warn("driver %s failed to group this function: %s" % (drv.name, e))
+            except Exception as e:
+                func.warn("driver %s failed to group this function: %s" % (drv.name, e))
         selected.append((func, drv))
 
     if in_use and selected:
@@ -388,10 +431,13 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
                 records.extend(build_record(func, drv, ctx) for func, drv in vfs)
                 continue
             units = []
+            warns = rec["warnings"]
+            pf = scan.get(rec["address"])  # its identity() was read for its record: vf_position() is ready
             for func, drv in vfs:
-                units.extend(vf_units(func, drv, ctx))
-                rec["warnings"].extend("VF %s: %s" % (func.address, w) for w in func.warnings)
-            units.sort(key=lambda u: (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf"))
+                units.extend(vf_units(func, drv, ctx, pf))
+                if func.warnings:
+                    warns.extend("VF %s: %s" % (func.address, w) for w in func.warnings)
+            units.sort(key=_vf_unit_order)
             rec["sriov"]["vf_units"] = units
         records.sort(key=lambda r: r["address"])
     else:

@@ -4,10 +4,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """PCI functions as sysfs shows them: one pass over /sys/bus/pci/devices, identity records, pci.ids.
 
-:func:`scan` reads, for every function, only what is needed to decide which driver handles it
-(vendor, device, class, kernel driver, IOMMU group, physfn). :meth:`PciFunction.identity` reads the
-rest (revision, subsystem, NUMA, link, SR-IOV) for the functions that end up in a result. Every read
-goes through :mod:`_sysfs`'s machine-path helpers; problems become per-function warnings.
+:func:`scan` reads, for every function, its links (kernel driver, IOMMU group, physfn); the ids (vendor,
+device, class) are read from the ``vendor``, ``device`` and ``class`` files, as lspci and Cyborg read them,
+when first asked for: a driver's claim, a filter or a record (a VF folded into its PF's record never needs
+them). :meth:`PciFunction.identity` reads the rest (revision, subsystem, NUMA, link, SR-IOV) for the
+functions that end up in a result. Every read goes through :mod:`_sysfs`'s machine-path helpers; problems
+become per-function warnings.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -31,14 +33,16 @@ __metaclass__ = type
 
 DEVICES = "/sys/bus/pci/devices"
 
-# What the first pass reads of every function (besides uevent, which names the driver), and what identity() reads of
-# a reported one.
-_SCAN_LINKS = ("iommu_group", "physfn")
-_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed", "sriov_totalvfs")
+# The ids, read when first needed (the first pass reads only the driver, iommu_group and physfn links of every
+# function), and what identity() reads of a reported one. The ids and the subsystem come from the files lspci reads, not from uevent's PCI_ID,
+# PCI_CLASS and PCI_SUBSYS_ID (issue 18: read what lspci and Cyborg read).
+_ID_ATTRS = ("vendor", "device", "class")
+_IDENTITY_ATTRS = ("revision", "subsystem_vendor", "subsystem_device", "driver_override", "numa_node",
+                   "current_link_speed", "sriov_totalvfs")
 # The kernel shows the sriov_* attributes only on a physical function (sriov_attrs_are_visible): a VF's
 # identity does not try them.
-_VF_IDENTITY_ATTRS = ("revision", "driver_override", "numa_node", "current_link_speed")
-_SUBSYSTEM_ATTRS = ("subsystem_vendor", "subsystem_device")
+_VF_IDENTITY_ATTRS = _IDENTITY_ATTRS[:-1]
+_SRIOV_GEOMETRY_ATTRS = ("sriov_offset", "sriov_stride")
 _LINK_ATTRS = ("current_link_width", "max_link_speed", "max_link_width")
 _SRIOV_ATTRS = ("sriov_numvfs", "sriov_vf_device")
 
@@ -61,6 +65,11 @@ def _hexattr(text, width):
     return t.zfill(width) if len(t) < width else t
 
 
+def _routing_id(address):
+    """Bus, device and function of a canonical address as the 16-bit PCI routing id."""
+    return int(address[-7:-5], 16) << 8 | int(address[-4:-2], 16) << 3 | int(address[-1], 16)
+
+
 def _intattr(text):
     try:
         return int(text)
@@ -71,31 +80,61 @@ def _intattr(text):
 class PciFunction(object):
     """One PCI function: what the first pass read, plus lazily read identity details."""
 
-    __slots__ = ("address", "real", "vendor_id", "device_id", "class_id", "driver", "iommu_group",
-                 "physfn", "subsystem", "warnings", "_entries", "_identity", "vfs", "_vf_pos", "_cpulists")
+    __slots__ = ("address", "real", "_ids", "driver", "iommu_group", "physfn", "warnings", "_entries",
+                 "_identity", "vfs", "_vf_pos", "_cache")
 
-    def __init__(self, address, real, cpulists=None):
+    def __init__(self, address, real, cache=None):
         self.address = address
         self.real = real  # machine path of the device directory (through the bus symlink)
-        self.vendor_id = None
-        self.device_id = None
-        self.class_id = None
+        self._ids = None  # (vendor, device, class), read when first asked for
         self.driver = None
         self.iommu_group = None
         self.physfn = None
-        self.subsystem = None  # (vendor, device) when the scan read it from uevent
         self.warnings = []
         self._entries = None
         self._identity = None
         self.vfs = None
         self._vf_pos = None
-        # local_cpulist read so far in this scan, by (numa_node text, domain:bus): the kernel prints the CPUs of
-        # the function's NUMA node (or, without CONFIG_NUMA, of its bus), so the functions sharing both share it
-        self._cpulists = {} if cpulists is None else cpulists
+        # shared by the functions of one scan: local_cpulist read so far, by (numa_node text, its errno,
+        # domain:bus) (the kernel prints the CPUs of the function's NUMA node, or without CONFIG_NUMA of its bus,
+        # so the functions sharing both share it), and the parsed ids by ("ids", their texts)
+        self._cache = {} if cache is None else cache
 
     def __repr__(self):
         return "PciFunction(%s %s:%s class %s driver %s)" % (
             self.address, self.vendor_id, self.device_id, self.class_id, self.driver)
+
+    # -- ids: the vendor, device and class files, read once when first needed ----------------------------
+    @property
+    def vendor_id(self):
+        return (self._ids or self.read_ids())[0]
+
+    @property
+    def device_id(self):
+        return (self._ids or self.read_ids())[1]
+
+    @property
+    def class_id(self):
+        return (self._ids or self.read_ids())[2]
+
+    def read_ids(self):
+        (vendor, verr), (device, derr), (cls, cerr) = read_attrs_real(self.real + "/", _ID_ATTRS)
+        return self.set_ids(vendor, verr, device, derr, cls, cerr)
+
+    def set_ids(self, vendor, verr, device, derr, cls, cerr):
+        key = ("ids", vendor, device, cls)
+        ids = self._cache.get(key)
+        if ids is None:
+            ids = self._cache[key] = (_hexattr(vendor, 4), _hexattr(device, 4), _hexattr(cls, 6))
+        self._ids = ids
+        if verr is not None or derr is not None or cerr is not None or None in ids:
+            for attr, text, err, value in (("vendor", vendor, verr, ids[0]), ("device", device, derr, ids[1]),
+                                           ("class", cls, cerr, ids[2])):
+                if err is not None:
+                    self.warn("%s: %s" % (attr, errno_text(err)))
+                elif value is None:
+                    self.warn("%s: unexpected value %r" % (attr, text[:40]))
+        return ids
 
     # -- helpers for drivers ---------------------------------------------------------------------
     @property
@@ -147,30 +186,28 @@ class PciFunction(object):
             return self._identity
         base = self.real + "/"
         warn = self._warn_err
+        vendor_id, device_id, class_id = self._ids or self.read_ids()  # their warnings come first
         if self.physfn:
-            (rev, erev), (override, eovr), (numa, enuma), (speed, espeed) = read_attrs_real(base, _VF_IDENTITY_ATTRS)
+            (rev, erev), (sv, esv), (sd, esd), (override, eovr), (numa, enuma), (speed, espeed) = \
+                read_attrs_real(base, _VF_IDENTITY_ATTRS)
             total = etotal = None
         else:
-            (rev, erev), (override, eovr), (numa, enuma), (speed, espeed), (total, etotal) = \
+            (rev, erev), (sv, esv), (sd, esd), (override, eovr), (numa, enuma), (speed, espeed), (total, etotal) = \
                 read_attrs_real(base, _IDENTITY_ATTRS)
         cpus_key = (numa, enuma, self.address[:-5])
-        cpus_read = self._cpulists.get(cpus_key)
+        cpus_read = self._cache.get(cpus_key)
         if cpus_read is None:
-            cpus_read = self._cpulists[cpus_key] = read_attr_real(base + "local_cpulist")
+            cpus_read = self._cache[cpus_key] = read_attr_real(base + "local_cpulist")
         cpus, ecpus = cpus_read
         if erev is not None:
             warn("revision", erev)
         rev = _hexattr(rev, 2)
-        if self.subsystem is not None:
-            sv, sd = self.subsystem
-        else:
-            (sv, esv), (sd, esd) = read_attrs_real(base, _SUBSYSTEM_ATTRS)
-            if esv is not None:
-                warn("subsystem_vendor", esv)
-            if esd is not None:
-                warn("subsystem_device", esd)
-            sv = _hexattr(sv, 4)
-            sd = _hexattr(sd, 4)
+        if esv is not None:
+            warn("subsystem_vendor", esv)
+        if esd is not None:
+            warn("subsystem_device", esd)
+        sv = _hexattr(sv, 4)
+        sd = _hexattr(sd, 4)
         if eovr is not None:
             warn("driver_override", eovr)
         if override in ("(null)", ""):
@@ -207,11 +244,15 @@ class PciFunction(object):
             numvfs = _intattr(numvfs)
             sriov["numvfs"] = numvfs or 0
             sriov["vf_device_id"] = _hexattr(vf_device, 4)
-            vfs = []
-            if numvfs is None:
+            vfs = self._vfs_by_routing_id(base, numvfs)
+            if vfs is not None:
+                idx = ()
+            elif numvfs is None:
+                vfs = []
                 names = sorted((_intattr(n[6:]), n) for n in self.entries() if n.startswith("virtfn"))
                 idx = [i for i, _n in names if i is not None]
             else:
+                vfs = []
                 idx = range(numvfs)
             for start in range(0, len(idx), 256):  # in batches: a garbled sriov_numvfs may be huge
                 chunk = idx[start:start + 256]
@@ -228,11 +269,11 @@ class PciFunction(object):
         self.vfs = sriov["vfs"]
         self._identity = {
             "address": self.address,
-            "vendor_id": self.vendor_id,
-            "device_id": self.device_id,
+            "vendor_id": vendor_id,
+            "device_id": device_id,
             "subsystem_vendor_id": sv,
             "subsystem_device_id": sd,
-            "class_id": self.class_id,
+            "class_id": class_id,
             "revision": rev,
             "driver": self.driver,
             "driver_override": override,
@@ -245,6 +286,36 @@ class PciFunction(object):
             "vf_index": None,
         }
         return self._identity
+
+    def _vfs_by_routing_id(self, base, numvfs):
+        """This PF's VFs in virtfnN order without reading the N links, or None (then the links are read). The
+        kernel places VF N at routing id PF + sriov_offset + N * sriov_stride (pci_iov_virtfn_bus/devfn) and links
+        it as virtfnN; the scan has every function's physfn link. Used only when the scan has exactly
+        ``numvfs`` VFs of this PF, each lands on its own N below ``numvfs``, and virtfn0 and the last link point
+        where the arithmetic says."""
+        found = self._cache.get(("vfs", self.address)) if numvfs else None
+        if not found or len(found) != numvfs:
+            return None
+        (offset, _e1), (stride, _e2) = read_attrs_real(base, _SRIOV_GEOMETRY_ATTRS)
+        offset, stride = _intattr(offset), _intattr(stride)
+        if offset is None or not stride or stride < 0:
+            return None
+        start = _routing_id(self.address) + offset
+        domain = self.address[:-7]  # "dddd:" (a domain may have more digits)
+        vfs = [None] * numvfs
+        for a in found:
+            if a[:-7] != domain:
+                return None
+            n, rest = divmod(_routing_id(a) - start, stride)
+            if rest or n < 0 or n >= numvfs or vfs[n] is not None:
+                return None
+            vfs[n] = a
+        # the first and the last link must agree (a tree that is not the kernel's: its links win)
+        first, last = readlinks_real(base, ("virtfn0", "virtfn%d" % (numvfs - 1)))
+        for target, a in ((first, vfs[0]), (last, vfs[-1])):
+            if target is None or target.rstrip("/").rsplit("/", 1)[-1] != a:
+                return None
+        return vfs
 
     def _warn_err(self, name, err):
         """The warning for an attribute that could not be read (a missing one is silent)."""
@@ -286,60 +357,6 @@ class PciScan(object):
         return pf.vf_position(func.address)
 
 
-def _uevent_field(text, key):
-    """The value of the last ``KEY=`` line of a uevent (``text`` starts with a newline), or None."""
-    i = text.rfind(key)
-    if i < 0:
-        return None
-    i += len(key)
-    j = text.find("\n", i)
-    return text[i:] if j < 0 else text[i:j]
-
-
-def _from_uevent(f, real, memo=None):
-    """Fill vendor/device/class/subsystem and the driver from the function's ``uevent`` (one read instead of six
-    attributes; the kernel writes it from the same fields). False when it is missing or lacks them,
-    and the caller then reads the attributes one by one. ``memo`` caches the parsed fields by their
-    text (a host has few distinct ids)."""
-    text, err = read_attr_real(real + "/uevent")
-    if text is None:
-        return False
-    text = "\n" + text
-    pid = _uevent_field(text, "\nPCI_ID=")
-    cls = _uevent_field(text, "\nPCI_CLASS=")
-    if not pid or not cls:
-        return False
-    sub = _uevent_field(text, "\nPCI_SUBSYS_ID=")
-    if memo is None:
-        memo = {}
-    key = (pid, cls, sub)
-    ids = memo.get(key)
-    if ids is None:
-        ids = memo[key] = _uevent_ids(pid, cls, sub)
-    if ids is False:
-        return False
-    f.vendor_id, f.device_id, f.class_id, f.subsystem = ids
-    # the kernel writes DRIVER= exactly when a driver is bound, with the name the driver link points at
-    f.driver = _uevent_field(text, "\nDRIVER=") or None
-    return True
-
-
-def _uevent_ids(pid, cls, sub):
-    """(vendor, device, class, subsystem or None) from uevent's PCI_ID, PCI_CLASS, PCI_SUBSYS_ID; False
-    when one of the first two is not hex."""
-    v, _s, d = pid.partition(":")
-    vendor, device, klass = _hexattr(v, 4), _hexattr(d, 4), _hexattr(cls, 6)
-    if vendor is None or device is None or klass is None:
-        return False
-    subsystem = None
-    if sub:
-        sv, _s, sd = sub.partition(":")
-        sv, sd = _hexattr(sv, 4), _hexattr(sd, 4)
-        if sv is not None and sd is not None:
-            subsystem = (sv, sd)
-    return vendor, device, klass, subsystem
-
-
 def scan(sysfs):
     """One pass over the PCI functions: returns a :class:`PciScan`. Never raises for a bad tree."""
     warnings = []
@@ -355,19 +372,32 @@ def scan(sysfs):
     names.sort()
     functions = {}
     groups = {}
-    memo = {}
-    cpulists = {}
+    cache = {}
+    readlink = os.readlink
     for name in names:
         address = normalize_address(name)
         if address is None or address != name:
             warnings.append("%s/%s: not a PCI address, skipped" % (DEVICES, name))
             continue
         real = base + "/" + name
-        f = PciFunction(address, real, cpulists)
-        if not _from_uevent(f, real, memo):
-            vendor, verr = read_attr_real(real + "/vendor")
-            device, derr = read_attr_real(real + "/device")
-            cls, cerr = read_attr_real(real + "/class")
+        f = PciFunction(address, real, cache)
+        # its driver, IOMMU group and physfn links, each as readlink_real reads it (inline: thousands of functions)
+        try:
+            drv = readlink(real + "/driver")
+        except (OSError, ValueError):
+            drv = None
+        try:
+            grp = readlink(real + "/iommu_group")
+        except (OSError, ValueError):
+            grp = None
+        try:
+            pf = readlink(real + "/physfn")
+        except (OSError, ValueError):
+            pf = None
+        if drv is None and grp is None and pf is None:
+            # no link at all: a function with no driver and no IOMMU, or one that went away or cannot be read;
+            # its ids tell which (and are read now)
+            (vendor, verr), (device, derr), (cls, cerr) = read_attrs_real(real + "/", _ID_ATTRS)
             if verr == errno.ENOENT and derr == errno.ENOENT and not os.path.exists(real):
                 warnings.append("%s: the device went away during the scan (it was listed in %s but its "
                                 "directory is gone); skipped" % (address, DEVICES))
@@ -378,20 +408,9 @@ def scan(sysfs):
                 warnings.append("%s: cannot read the device directory %s/%s: %s; skipped" % (
                     address, DEVICES, name, errno_text(verr)))
                 continue
-            f.vendor_id = _hexattr(vendor, 4)
-            f.device_id = _hexattr(device, 4)
-            f.class_id = _hexattr(cls, 6)
-            for attr, text, err, value in (("vendor", vendor, verr, f.vendor_id),
-                                           ("device", device, derr, f.device_id),
-                                           ("class", cls, cerr, f.class_id)):
-                if err is not None:
-                    f.warn("%s: %s" % (attr, errno_text(err)))
-                elif value is None:
-                    f.warn("%s: unexpected value %r" % (attr, text[:40]))
-            drv = readlink_real(real + "/driver")
-            if drv:
-                f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
-        grp, pf = readlinks_real(real + "/", _SCAN_LINKS)
+            f.set_ids(vendor, verr, device, derr, cls, cerr)
+        if drv:
+            f.driver = drv.rstrip("/").rsplit("/", 1)[-1]
         if grp:
             g = _intattr(grp.rstrip("/").rsplit("/", 1)[-1])
             if g is None:
@@ -400,7 +419,13 @@ def scan(sysfs):
                 f.iommu_group = g
                 groups.setdefault(g, []).append(address)
         if pf:
-            f.physfn = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+            f.physfn = pfa = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+            if pfa:
+                vfs_of = cache.get(("vfs", pfa))
+                if vfs_of is None:
+                    cache[("vfs", pfa)] = [address]
+                else:
+                    vfs_of.append(address)
         functions[address] = f
     return PciScan(functions, groups, warnings)
 

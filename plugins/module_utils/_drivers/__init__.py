@@ -82,6 +82,14 @@ class Registry(object):
             self.drivers.insert(max(0, len(self.drivers) - 1), driver)
         self._claims = {}
 
+    def generic(self):
+        """The generic driver (the last of family ``pci``): it describes a function that another driver reports
+        inside a record of its own (``is_secondary``) when that function gets a record too."""
+        for d in reversed(self.drivers):
+            if d.family == "pci":
+                return d
+        return PciDriver()
+
     def by_name(self, name):
         for d in self.drivers:
             if d.name == name:

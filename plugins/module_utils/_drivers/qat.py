@@ -57,6 +57,11 @@ class QatDriver(Driver):
             return True
         return func.vendor_id == "8086" and func.device_id in DEVICES
 
+    def describe_folded_vf(self, func, ctx):
+        # a folded VF keeps its units only: a QAT VF has no unit type or extra units, and its product, state and
+        # services are its PF record's (nothing to read for it)
+        return {}
+
     def describe(self, func, ctx):
         pf = ctx.scan.get(func.physfn) if func.physfn else func
         state = services = None

@@ -250,6 +250,30 @@ def test_nic_pf_and_vfs(host):
     assert _by_addr(_run(host, include_all=True))["0000:00:03.0"]["family"] == "pci"
 
 
+def test_folded_vf_netdevs_from_the_netdev_index_and_from_net(host):
+    """A folded VF's netdev and MAC: from /sys/class/net's links when they name the function and its net/<name> is
+    there, else from a listing of the VF's net/ (a VF without a class/net link, one whose link points at a netdev
+    that is not below it any more)."""
+    host.add_pci("0000:d8:00.0", "8086", "1572", "020000", driver="i40e", sriov_totalvfs=64, sriov_vf_device="154c")
+    host.add_netdev("0000:d8:00.0", "enp216s0f0", "3c:fd:fe:a1:b2:c0")
+    for n in range(4):
+        host.add_pci("0000:d8:02.%d" % n, "8086", "154c", "020000", driver="iavf", physfn="0000:d8:00.0")
+        host.add_netdev("0000:d8:02.%d" % n, "enp216s0f0v%d" % n, "02:00:00:00:00:0%d" % n)
+    os.unlink(host.path("/sys/class/net/enp216s0f0v1"))  # no link: its net/ is listed
+    host.add_netdev("0000:d8:02.2", "enp216s0f0v2b", "02:00:00:00:00:22")  # two netdevs: the first by name
+    os.rename(host.path(host.dev("0000:d8:02.3") + "/net/enp216s0f0v3"),
+              host.path(host.dev("0000:d8:02.3") + "/net/eth9"))  # the link names a netdev gone from below it
+    pf = _by_addr(_run(host, vf_detail="summary"))["0000:d8:00.0"]
+    got = [(u["address"], u["netdev"], u["mac"]) for u in pf["sriov"]["vf_units"]]
+    assert got == [("0000:d8:02.0", "enp216s0f0v0", "02:00:00:00:00:00"),
+                   ("0000:d8:02.1", "enp216s0f0v1", "02:00:00:00:00:01"),
+                   ("0000:d8:02.2", "enp216s0f0v2", "02:00:00:00:00:02"),
+                   ("0000:d8:02.3", "eth9", "02:00:00:00:00:03")]
+    assert pf["warnings"] == []
+    full = _by_addr(_run(host, vf_detail="full"))
+    assert [(a, full[a]["nic"]["interfaces"][0]["name"], full[a]["nic"]["mac"]) for a, _n, _m in got] == got
+
+
 def test_filters(host):
     host.add_pci("0000:18:00.0", "10de", "1eb8", "030200", driver="nvidia")
     host.add_pci("0000:d8:00.0", "8086", "1572", "020000", driver="i40e", sriov_totalvfs=64)

@@ -164,14 +164,27 @@ def test_whole_root_missing(tmp_path):
     assert res["accelerators"] == [] and res["warnings"]
 
 
-def test_the_driver_comes_from_uevent(host):
-    """The kernel writes DRIVER= into uevent exactly when a driver is bound (the name its driver link points at):
-    the scan takes it from there, and a function without the line is unbound, whatever a stray link says."""
-    bound = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="nvidia")
+def test_ids_and_driver_come_from_the_files_lspci_reads(host):
+    """Issue 18, defect 8: the ids come from the vendor, device, class, subsystem_vendor and subsystem_device files
+    and the driver from the driver link, as lspci (-k) and Cyborg read them, never from uevent's PCI_ID, PCI_CLASS,
+    PCI_SUBSYS_ID and DRIVER lines, which here say something else."""
+    bound = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", subsystem=("10de", "12a2"), driver="nvidia")
     unbound = host.add_pci("0000:5e:00.0", "10de", "1eb8", "030200")
-    host.write(bound + "/uevent", "DRIVER=vfio-pci\nPCI_CLASS=30200\nPCI_ID=10DE:1EB8\nPCI_SUBSYS_ID=0000:0000\n"
-               "PCI_SLOT_NAME=0000:3b:00.0\n")
-    os.symlink("../../../bus/pci/drivers/nvidia", host.path(unbound + "/driver"))
+    stale = "DRIVER=vfio-pci\nPCI_CLASS=120000\nPCI_ID=10EE:5005\nPCI_SUBSYS_ID=10EE:000E\nPCI_SLOT_NAME=%s\n"
+    host.write(bound + "/uevent", stale % "0000:3b:00.0")
+    host.write(unbound + "/uevent", stale % "0000:5e:00.0")
     recs = dict((r["address"], r) for r in _disc(host, include_all=True)["accelerators"])
-    assert recs["0000:3b:00.0"]["driver"] == "vfio-pci"
+    for address in ("0000:3b:00.0", "0000:5e:00.0"):
+        r = recs[address]
+        assert (r["vendor_id"], r["device_id"], r["class_id"]) == ("10de", "1eb8", "030200"), r
+        assert r["family"] == "gpu" and r["handler"] == "nvidia" and not r["warnings"], r
+    assert (recs["0000:3b:00.0"]["subsystem_vendor_id"], recs["0000:3b:00.0"]["subsystem_device_id"]) == ("10de", "12a2")
+    assert (recs["0000:5e:00.0"]["subsystem_vendor_id"], recs["0000:5e:00.0"]["subsystem_device_id"]) == ("0000", "0000")
+    assert recs["0000:3b:00.0"]["driver"] == "nvidia"
     assert recs["0000:5e:00.0"]["driver"] is None
+    # the files say a different device: the record follows them (a vendor filter too)
+    host.write(bound + "/device", "0x26b5\n")
+    host.write(bound + "/subsystem_device", "0x169d\n")
+    rec = _disc(host, vendor_ids=["10de"], addresses=["3b:00.0"])["accelerators"][0]
+    assert (rec["device_id"], rec["subsystem_device_id"]) == ("26b5", "169d")
+    assert _disc(host, vendor_ids=["10ee"])["accelerators"] == []

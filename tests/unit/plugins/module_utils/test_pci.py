@@ -127,7 +127,7 @@ def test_scan_and_identity(host):
     assert all(not f.warnings for f in scan.functions.values())
 
 
-def test_scan_without_uevent_reads_attributes(host):
+def test_scan_does_not_need_uevent(host):
     d = host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", subsystem=("10de", "12a2"), driver="nvidia")
     os.unlink(host.path(d + "/uevent"))
     f = _pci.scan(Sysfs(host.root)).get("0000:3b:00.0")
@@ -168,3 +168,45 @@ def test_vf_identity_does_not_read_sriov_attributes(host):
     assert ident["physfn"] == "0000:d8:00.0"
     assert ident["sriov"] == {"totalvfs": 0, "numvfs": 0, "vf_device_id": None, "vfs": []}
     assert scan.get("0000:d8:00.0").identity()["sriov"]["totalvfs"] == 4
+
+
+def _sriov_pf(host, order, offset="16", stride="1"):
+    """A PF at 3b:00.0 with VFs added in ``order`` (virtfnN follows the order of addition), and its VF geometry."""
+    host.add_pci("0000:3b:00.0", "8086", "1572", "020000", driver="i40e", sriov_totalvfs=8)
+    for a in order:
+        host.add_pci(a, "8086", "154c", "020000", driver="iavf", physfn="0000:3b:00.0")
+    host.write("/sys/bus/pci/devices/0000:3b:00.0/sriov_offset", offset + "\n")
+    host.write("/sys/bus/pci/devices/0000:3b:00.0/sriov_stride", stride + "\n")
+    return _pci.scan(Sysfs(host.root))
+
+
+def test_vfs_in_virtfn_order_from_the_vf_geometry(host):
+    """The kernel puts VF N at routing id PF + sriov_offset + N * sriov_stride and links it as virtfnN: the PF's VF
+    list and each VF's index are the links' (here 3b:02.0 ... 3b:02.3, stride 1; and every other devfn, stride 2)."""
+    vfs = ["0000:3b:02.0", "0000:3b:02.1", "0000:3b:02.2", "0000:3b:02.3"]
+    scan = _sriov_pf(host, vfs)
+    assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == vfs
+    assert [scan.vf_index(scan.get(a)) for a in vfs] == [0, 1, 2, 3]
+    assert all(not f.warnings for f in scan.functions.values())
+    # only the first and the last link are read (a host with thousands of VFs reads 2 links per PF, not one per VF)
+    for n in (1, 2):
+        os.unlink(host.path("/sys/bus/pci/devices/0000:3b:00.0/virtfn%d" % n))
+    scan = _pci.scan(Sysfs(host.root))
+    assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == vfs
+    assert all(not f.warnings for f in scan.functions.values())
+
+
+def test_vf_geometry_stride_two(host):
+    vfs = ["0000:3b:02.0", "0000:3b:02.2", "0000:3b:02.4"]
+    scan = _sriov_pf(host, vfs, stride="2")
+    assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == vfs
+    assert [scan.vf_index(scan.get(a)) for a in vfs] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("offset,stride", [("16", "1"), ("17", "1"), ("16", "0"), ("x", "1")])
+def test_the_virtfn_links_win_when_the_geometry_does_not_place_them(host, offset, stride):
+    """A tree whose links are not where the arithmetic puts them (virtfn0 -> 3b:02.1 here), or a geometry that places
+    no VF or is garbled: the PF's VF list and the indexes are the links'."""
+    scan = _sriov_pf(host, ["0000:3b:02.1", "0000:3b:02.0"], offset=offset, stride=stride)
+    assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == ["0000:3b:02.1", "0000:3b:02.0"]
+    assert scan.vf_index(scan.get("0000:3b:02.1")) == 0 and scan.vf_index(scan.get("0000:3b:02.0")) == 1

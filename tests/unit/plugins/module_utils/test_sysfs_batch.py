@@ -71,15 +71,17 @@ def test_identity_warnings_keep_the_record_key_order(tmp_path):
     """identity() reads its attributes in one batch; the warnings still come in the record's key order."""
     d = tmp_path / "fn"
     d.mkdir()
-    for name in ("revision", "numa_node", "current_link_speed", "local_cpulist", "sriov_totalvfs"):
+    for name in ("revision", "subsystem_device", "numa_node", "current_link_speed", "local_cpulist", "sriov_totalvfs"):
         (d / name).write_bytes(b"\xff")
     (d / "sriov_numvfs").write_text("1\n")
+    for name, value in (("vendor", "0x10de"), ("device", "0x1eb8"), ("class", "0x030200")):
+        (d / name).write_text(value + "\n")
     f = _pci.PciFunction("0000:3b:00.0", str(d))
-    f.subsystem = ("10de", "12a2")
     ident = f.identity()
     assert ident["revision"] is None and ident["link"] is None and ident["sriov"]["vfs"] == []
     assert f.warnings == [
         "revision: not UTF-8 text",
+        "subsystem_device: not UTF-8 text",
         "numa_node: not UTF-8 text",
         "current_link_speed: not UTF-8 text",
         "sriov_totalvfs: not UTF-8 text",

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -135,3 +136,21 @@ def test_documentation_is_valid_yaml():
     from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import RECORD_KEYS
     assert set(ret["accelerators"]["contains"]) == set(RECORD_KEYS)
     assert isinstance(ex, list) and ex
+
+
+@pytest.mark.parametrize("exiting", [False, True])
+def test_the_collector_is_paused_for_the_run_and_restored_unless_the_process_ends(monkeypatch, exiting):
+    """main() pauses the cyclic garbage collector for the run; it restores it for an in-process caller, and leaves it
+    paused with every object frozen when the process ends with the module (run as a program: the interpreter's exit
+    would pass over all of them once more)."""
+    seen = []
+    monkeypatch.setattr(accelerator_info, "run_module", lambda: seen.append(gc.isenabled()))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    try:
+        accelerator_info.main(exiting=exiting)
+        assert seen == [False]
+        assert gc.isenabled() is not exiting
+        assert (gc.get_freeze_count() > 0) is exiting
+    finally:
+        gc.unfreeze()
+        gc.enable()

@@ -47,11 +47,19 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
     drain = set(drain or ())
     undrain = set(undrain or ())
     out = []
+    specs = []
     for i, rec in enumerate(recs):
         if not isinstance(rec, dict) or not rec.get("address"):
             raise PlacementInputError("%s: record %d has no 'address'; expected discovery records as "
                                       "accelerator_info returns them" % (option, i))
-        for unit_addr, rc, total, traits, note in _device_specs(rec, by_addr, function_names or {}):
+        specs.append((rec, _device_specs(rec, by_addr, function_names or {})))
+    # a function another record's card names its provider after (an Alveo's management PF, reported with
+    # include_all) is part of that card: it gets no provider of its own
+    claimed = set(spec[0] for rec, ss in specs for spec in ss if spec[0] != rec["address"])
+    for rec, ss in specs:
+        if rec["address"] in claimed and all(spec[0] == rec["address"] for spec in ss):
+            continue
+        for unit_addr, rc, total, traits, note in ss:
             name = provider_name(prefix, unit_addr)
             ov = overrides.get(unit_addr) or overrides.get(rec["address"]) or {}
             if ov.get("resource_class"):

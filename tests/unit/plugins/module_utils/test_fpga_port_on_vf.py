@@ -105,6 +105,17 @@ def test_xilinx_provider_named_after_the_first_pf_with_its_product_id(tmp_path):
     assert "CUSTOM_GOLD" in gold["traits"]
 
 
+def test_the_management_pf_record_of_include_all_gets_no_provider_of_its_own(tmp_path):
+    root = str(tmp_path / "alveo")
+    accelsim.render_tree("xilinx-alveo", root)
+    every = discover(Sysfs(root=root), include_all=True, nvidia_smi="never")
+    assert "0000:af:00.0" in [r["address"] for r in every["accelerators"]]   # a record of its own (defect 9)
+    card_only = discover(Sysfs(root=root), nvidia_smi="never")
+    alveo = [p for p in P.desired_providers("cn1", every) if p["name"].startswith("cn1_0000:af:")]
+    assert alveo == [p for p in P.desired_providers("cn1", card_only) if p["name"].startswith("cn1_0000:af:")]
+    assert [p["name"] for p in alveo] == ["cn1_0000:af:00.0"]
+
+
 # -- defect 5: Ironic sees the function the VF carries -------------------------------------------------------
 def test_ironic_sees_the_function_on_the_vf(port_on_vf):
     traits, detail, problems = I.function_traits(port_on_vf, [GZIP], "loaded")

@@ -83,8 +83,8 @@ def test_check_real_readback_rerun(lab, tmp_path):
     assert done.result["verify"] == {NIC: True, T4: True} and done.result["kept_drained"] == []
     assert done.result["applied"][NIC]["applied"] == planned.result["planned"][NIC]["steps"]
     assert numvfs(lab) == 4
-    drivers = [os.path.basename(os.readlink(os.path.join(lab.root, "sys/bus/pci/devices", NIC, "virtfn%d" % i,
-                                                          "driver"))) for i in range(4)]
+    pf_dir = os.path.join(lab.root, "sys/bus/pci/devices", NIC)
+    drivers = [os.path.basename(os.readlink(os.path.join(pf_dir, "virtfn%d" % i, "driver"))) for i in range(4)]
     assert drivers == ["vfio-pci"] * 4
     mdevs = os.listdir(os.path.join(lab.root, "sys/bus/mdev/devices"))
     assert len(mdevs) == 2

@@ -164,7 +164,9 @@ accelerators:
   description:
     - One record per reported PCI function, in address order. VFs are records of their own, with
       RV(accelerators[].physfn) naming their PF; a PF lists its VFs in C(sriov.vfs).
-    - A Xilinx Alveo card is one record (its user PF), with the management PF in C(fpga.management_address).
+    - A Xilinx Alveo card is one record (its user PF), with the management PF in C(fpga.management_address) and
+      its device id in C(fpga.management_device_id); with O(include_all) the management PF also has a record of
+      its own (family V(pci)).
     - See C(docs/discovery.md) for every key of the family sections.
   returned: always
   type: list
@@ -275,7 +277,7 @@ accelerators:
       type: dict
     fpga:
       description: FPGA details (vendor, layout, board, bitstream_id, regions, ports, healthy, management_address,
-        user_address, shell), null for other families.
+        management_device_id, user_address, shell), null for other families.
       type: dict
     qat:
       description: QAT details (product, state, cfg_services), null for other families.

@@ -285,6 +285,10 @@ def carries(entry, card, by_addr):
     """Whether ``card`` already offers the declared function exactly (nothing to program)."""
     kind = entry["kind"]
     if kind == "fpga":
+        # the card as one device: a family may keep the loaded function on the card's VFs (an Intel PAC whose
+        # port moved to its VF); imported here, so that loading the declaration's filters does not load them
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
+        card = for_record(card).card_view(card, by_addr)
         fid = function_id(entry["fpga"]["function_id"])
         fpga = card.get("fpga") or {}
         ports = fpga.get("ports") or []

@@ -105,6 +105,15 @@ def test_xilinx_provider_named_after_the_first_pf_with_its_product_id(tmp_path):
     assert "CUSTOM_GOLD" in gold["traits"]
 
 
+def test_the_declaration_sees_the_function_the_vf_carries(port_on_vf):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import resolve
+    (a,) = resolve([GZIP], port_on_vf)["assignments"]
+    assert a["address"] == PF and not a["change_needed"]
+    other = dict(GZIP, fpga=dict(GZIP["fpga"], function_id="0" * 32))
+    (b,) = resolve([other], port_on_vf)["assignments"]
+    assert b["change_needed"]
+
+
 def test_the_management_pf_record_of_include_all_gets_no_provider_of_its_own(tmp_path):
     root = str(tmp_path / "alveo")
     accelsim.render_tree("xilinx-alveo", root)

@@ -128,9 +128,9 @@ GIP_TABLE = ("+-----------------------------------------------------------------
 
 
 def _gip_rows(index, p, free):
-    return ["|%4d  %-19s%3d     %-11s%-11s%-7s%-7s%-6s%-4s|" % (
-                index, "MIG " + p["name"], p["id"], "%d/%d" % (free, p["total"]), p["memory_gib"], "No",
-                p["sm"], p["dec"], p["enc"]),
+    values = (index, "MIG " + p["name"], p["id"], "%d/%d" % (free, p["total"]), p["memory_gib"], "No",
+              p["sm"], p["dec"], p["enc"])
+    return ["|%4d  %-19s%3d     %-11s%-11s%-7s%-7s%-6s%-4s|" % values,
             "|%62s%2s%5s%-6s%-4s|" % ("", p["ce"], "", p["jpeg"], p["ofa"])]
 
 

@@ -273,7 +273,8 @@ accelerators:
       type: list
       elements: dict
     gpu:
-      description: GPU details (mdev_types, mdevs, vgpu, vgpu_types, vgpu_vfs, mig, iov), null for other families.
+      description: GPU details (mdev_types, mdevs, vgpu, vgpu_types, vgpu_vfs, mig, iov), null for other families;
+        mig.profiles lists the GPU instance profiles when MIG is enabled (id, name, instances free/total, memory, slices).
       type: dict
     fpga:
       description: FPGA details (vendor, layout, board, bitstream_id, regions, ports, healthy, management_address,

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """NVIDIA GPU driver: mdev parents (GRID/vGPU on pre-Ampere cards and the mdev-based vGPU manager),
 vendor-specific VFIO vGPU on SR-IOV VFs (``nvidia/creatable_vgpu_types``, ``current_vgpu_type``),
-and MIG mode/instances from ``nvidia-smi`` (read-only queries) when it is installed.
+and MIG mode, instances and GPU instance profiles from ``nvidia-smi`` (read-only queries) when it is installed.
 
 vGPU type ids mean different things on different card models, so a VF's type id is resolved to a
 name with the types listed by the VFs of the same card (its PF).
@@ -35,6 +35,12 @@ _GI_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\
 # `nvidia-smi mig -lci` rows: GPU, GPU instance id, "MIG <profile name>", profile id, instance id and, from
 # driver R470 on, placement start:size (older drivers print no Placement column)
 _CI_LINE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(\d+):(\d+))?\s*\|")
+# `nvidia-smi mig -lgip` rows: GPU, "MIG <profile name>", profile id, instances free/total, memory GiB, P2P, SM,
+# DEC, ENC (a continuation row with CE, JPEG, OFA follows; not every driver prints it, and nothing here needs it)
+_GIP_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+(\d+(?:\.\d+)?)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
+# `nvidia-smi mig -lgipp`: "GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1" ("Placement :" when only one)
+_GIPP_LINE = re.compile(r"^GPU\s+(\d+)\s+Profile ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,\s]*)\}:(\d+)\s*$")
+_COMPUTE_SLICES = re.compile(r"^(\d+)g\.")
 # `nvidia-smi vgpu -s -v`: "GPU 00000000:3B:00.0" then per type "vGPU Type ID : 0x47a" and "Name : ..."
 _SMI_GPU_LINE = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _SMI_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(.*?)\s*$")
@@ -96,6 +102,41 @@ def parse_mig_ci(text):
                 "gpu_instance_id": int(m.group(2)), "id": int(m.group(5)), "name": m.group(3),
                 "profile_id": int(m.group(4)),
                 "placement": "%s:%s" % (m.group(6), m.group(7)) if m.group(6) is not None else None})
+    return out
+
+
+def parse_mig_gip(text):
+    """``nvidia-smi mig -lgip`` table -> {gpu index: [{id, name, instances_free, instances_total, memory_gib,
+    compute_slices}]} (compute slices from the name's ``<n>g``)."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _GIP_LINE.match(line.strip())
+        if m:
+            c = _COMPUTE_SLICES.match(m.group(2))
+            out.setdefault(int(m.group(1)), []).append({
+                "id": int(m.group(3)), "name": m.group(2), "instances_free": int(m.group(4)),
+                "instances_total": int(m.group(5)), "memory_gib": float(m.group(6)),
+                "compute_slices": int(c.group(1)) if c else None})
+    return out
+
+
+def parse_mig_gipp(text):
+    """``nvidia-smi mig -lgipp`` -> {gpu index: {profile id: (placement starts, memory slices)}}."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _GIPP_LINE.match(line.strip())
+        if m:
+            starts = [int(x) for x in m.group(3).replace(" ", "").split(",") if x]
+            out.setdefault(int(m.group(1)), {})[int(m.group(2))] = (starts, int(m.group(4)))
+    return out
+
+
+def _mig_profiles(gip, gipp):
+    """One GPU's profiles from -lgip, with the placements -lgipp lists (null where it listed none)."""
+    out = []
+    for p in gip:
+        starts, size = gipp.get(p["id"], (None, None))
+        out.append(dict(p, memory_slices=size, placements=starts))
     return out
 
 
@@ -161,7 +202,7 @@ def mig_state(ctx):
         ctx.warn("nvidia-smi --query-gpu failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
         return state
     modes = parse_mig_modes(out)
-    gis, cis = {}, {}
+    gis, cis, gip, gipp = {}, {}, {}, {}
     if any(m["mode_current"] == "Enabled" for m in modes.values()):
         res = ctx.run_tool("nvidia-smi", ["mig", "-lgi"])
         if res is not None and res[0] == 0:
@@ -169,6 +210,13 @@ def mig_state(ctx):
         res = ctx.run_tool("nvidia-smi", ["mig", "-lci"])
         if res is not None and res[0] == 0:
             cis = parse_mig_ci(res[1])
+        res = ctx.run_tool("nvidia-smi", ["mig", "-lgip"])
+        if res is not None and res[0] == 0:
+            gip = parse_mig_gip(res[1])
+        if gip:
+            res = ctx.run_tool("nvidia-smi", ["mig", "-lgipp"])
+            if res is not None and res[0] == 0:
+                gipp = parse_mig_gipp(res[1])
     for addr, m in modes.items():
         enabled = m["mode_current"] == "Enabled"
         state[addr] = {
@@ -177,6 +225,7 @@ def mig_state(ctx):
             "mode_pending": m["mode_pending"],
             "gpu_instances": gis.get(m["index"], []) if enabled else [],
             "compute_instances": cis.get(m["index"], []) if enabled else [],
+            "profiles": _mig_profiles(gip.get(m["index"], []), gipp.get(m["index"], {})) if enabled else [],
         }
     return state
 

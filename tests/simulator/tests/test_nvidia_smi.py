@@ -129,3 +129,53 @@ def test_vgpu_mdev_parent_types(tmp_path):
     first = t4["mdev"]["types"][0]
     assert "    vGPU Type ID                          : 0x%x" % int(first["id"].split("-")[1]) in out.splitlines()
     assert "        Name                              : %s" % first["name"] in out.splitlines()
+
+
+def test_mig_lgip_counts_free_instances_from_the_layout(tmp_path):
+    # gpu-mig-h100: 3g.40gb at 4:4 and 1g.10gb at 0:1 and 1:1 leave memory slices 2-3 and two compute slices
+    h = render_tree(load_lab("gpu-mig-h100"), str(tmp_path / "h100"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgip", "-i", "0")
+    assert rc == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("| GPU instance profiles:") and lines[2].split() == [
+        "|", "GPU", "Name", "ID", "Instances", "Memory", "P2P", "SM", "DEC", "ENC", "|"]
+    assert all(len(line) == 81 for line in lines)
+    rows = [line.split() for line in lines if "MIG" in line]
+    assert [(r[3], int(r[4]), r[5], r[6]) for r in rows] == [
+        ("1g.10gb", 19, "2/7", "9.75"), ("1g.10gb+me", 20, "1/1", "9.75"), ("1g.20gb", 15, "1/4", "19.62"),
+        ("2g.20gb", 14, "1/3", "19.62"), ("3g.40gb", 9, "0/2", "39.50"), ("4g.40gb", 5, "0/1", "39.50"),
+        ("7g.80gb", 0, "0/1", "79.25")]
+    # each profile row is followed by its CE/JPEG/OFA row (the 7g row: 8 CE, 7 JPEG, 1 OFA)
+    i = lines.index([line for line in lines if "7g.80gb" in line][0])
+    assert lines[i + 1].split() == ["|", "8", "7", "1", "|"]
+
+
+def test_mig_lgip_full_layout_and_placements(tmp_path):
+    # gpu-mig-a100: the MIG user guide's 3-2-1-1 layout fills all eight memory slices
+    h = render_tree(load_lab("gpu-mig-a100"), str(tmp_path / "a100"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgip")
+    assert rc == 0
+    rows = [line.split() for line in out.splitlines() if "MIG" in line]
+    assert [(r[3], int(r[4]), r[5]) for r in rows] == [
+        ("1g.5gb", 19, "0/7"), ("1g.5gb+me", 20, "0/1"), ("1g.10gb", 15, "0/4"), ("2g.10gb", 14, "0/3"),
+        ("3g.20gb", 9, "0/2"), ("4g.20gb", 5, "0/1"), ("7g.40gb", 0, "0/1")]
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgipp", "-i", "0")
+    assert rc == 0
+    assert out.splitlines() == [
+        "GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1",
+        "GPU  0 Profile ID 20 Placements: {0,1,2,3,4,5,6}:1",
+        "GPU  0 Profile ID 15 Placements: {0,2,4,6}:2",
+        "GPU  0 Profile ID 14 Placements: {0,2,4}:2",
+        "GPU  0 Profile ID  9 Placements: {0,4}:4",
+        "GPU  0 Profile ID  5 Placement : {0}:4",
+        "GPU  0 Profile ID  0 Placement : {0}:8"]
+
+
+def test_mig_lgip_needs_mig_enabled_and_a_known_card(host, tmp_path):
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-lgip", "-i", "0")  # the L40: not MIG capable
+    assert rc == 6 and out == "No MIG-enabled devices found.\n"
+    lab = mig_lab()
+    lab["functions"][-1]["device"] = 0x20b6  # a card the simulator has no profile table for
+    h = render_tree(lab, str(tmp_path / "unknown"))
+    rc, _out, err = h.tool("nvidia-smi", "mig", "-lgip")
+    assert rc == 2 and "no MIG profile table for device 0x20b6" in err

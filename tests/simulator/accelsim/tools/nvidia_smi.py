@@ -1,6 +1,9 @@
 """nvidia-smi, the read-only query subset, with the real tool's output layouts:
 
 - ``-L``; ``--query-gpu=<fields> --format=csv[,noheader][,nounits]`` with ``-i <index|bus id|uuid>``;
+- ``mig -lgip`` / ``mig -lgipp`` (``-i ID``): the GPU instance profiles (free/total counted from the instances
+  that exist) and their possible placements, from the card's real table (accelsim/mig_profiles.py, keyed by
+  the PCI device id);
 - ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables, or the
   real messages ``No MIG-enabled devices found.`` / ``No GPU instances found: Not Found`` / ``No compute
   instances found: Not Found`` (exit status 6, NVML's NOT_FOUND);
@@ -17,6 +20,8 @@ instances. A GPU without either is not MIG capable (``[N/A]``). vGPU types come 
 
 import re
 import sys
+
+from ..mig_profiles import free_count, profiles as mig_profiles
 
 FIELDS = {
     "index": ("index", None),
@@ -115,6 +120,45 @@ def _ci_row(index, gi, ci):
     return "|%4d%7d       %-16s%6d%10d%13s     |" % values
 
 
+GIP_TABLE = ("+-------------------------------------------------------------------------------+",
+             "| GPU instance profiles:                                                        |",
+             "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC  |",
+             "|                                Free/Total   GiB              CE    JPEG  OFA  |",
+             "|===============================================================================|")
+
+
+def _gip_rows(index, p, free):
+    values = (index, "MIG " + p["name"], p["id"], "%d/%d" % (free, p["total"]), p["memory_gib"], "No",
+              p["sm"], p["dec"], p["enc"])
+    return ["|%4d  %-19s%3d     %-11s%-11s%-7s%-7s%-6s%-4s|" % values,
+            "|%62s%2s%5s%-6s%-4s|" % ("", p["ce"], "", p["jpeg"], p["ofa"])]
+
+
+def _gipp_row(index, p):
+    starts = p["starts"]
+    return "GPU %2d Profile ID %2d Placement%s: {%s}:%d" % (
+        index, p["id"], "s" if len(starts) > 1 else " ", ",".join(str(s) for s in starts), p["size"])
+
+
+def _profile_listing(host, enabled, what):
+    """``-lgip`` / ``-lgipp`` output lines for the MIG-enabled GPUs ``enabled``; None when the simulator
+    has no profile table for one of them (a lab error, not something the real tool says)."""
+    out = list(GIP_TABLE) if what == "gip" else []
+    for i, b, m in enabled:
+        table = mig_profiles(host.static(b)["device"])
+        if table is None:
+            sys.stderr.write("accelsim: no MIG profile table for device 0x%04x (accelsim/mig_profiles.py)\n"
+                             % host.static(b)["device"])
+            return None
+        for p in table:
+            if what == "gipp":
+                out.append(_gipp_row(i, p))
+                continue
+            out.extend(_gip_rows(i, p, free_count(p, table, m["gpu_instances"])))
+            out.append(GIP_TABLE[0])
+    return out
+
+
 def _select(host, found, select):
     indexed = list(enumerate(found))
     if select is None:
@@ -123,7 +167,7 @@ def _select(host, found, select):
 
 
 def mig_main(host, found, args):
-    """``nvidia-smi mig -lgi|-lci [-i ID] [-gi ID]`` (read-only listings)."""
+    """``nvidia-smi mig -lgi|-lci|-lgip|-lgipp [-i ID] [-gi ID]`` (read-only listings)."""
     what = select = gi_filter = None
     it = iter(args)
     for arg in it:
@@ -131,6 +175,10 @@ def mig_main(host, found, args):
             what = "gi"
         elif arg in ("-lci", "--list-compute-instances"):
             what = "ci"
+        elif arg in ("-lgip", "--list-gpu-instance-profiles"):
+            what = "gip"
+        elif arg in ("-lgipp", "--list-gpu-instance-possible-placements"):
+            what = "gipp"
         elif arg in ("-i", "--id"):
             select = next(it, "")
         elif arg in ("-gi", "--gpu-instance-id"):
@@ -150,6 +198,12 @@ def mig_main(host, found, args):
     if not enabled:
         sys.stdout.write("No MIG-enabled devices found.\n")
         return NOT_FOUND
+    if what in ("gip", "gipp"):
+        lines = _profile_listing(host, enabled, what)
+        if lines is None:
+            return 2
+        print("\n".join(lines))
+        return 0
     rows = []
     for i, _b, m in enabled:
         for gi in m["gpu_instances"]:

@@ -203,8 +203,19 @@ def test_gpu_facts(lab_run):
             assert v["gpu"]["vgpu"]["current_type"] == {"id": str(t["id"]), "name": t["name"]}
             assert v["function"]["name"] == t["name"] and v["units"][0]["type"] == str(t["id"])
             assert r["function"]["name"] == t["name"]
-        if f.get("gpu") or f.get("vgpu"):
-            assert r["gpu"]["mig"] is None  # the lab GPUs are not MIG capable
+        if (f.get("gpu") or {}).get("mig"):
+            lab_mig = f["gpu"]["mig"]
+            m = r["gpu"]["mig"]
+            assert (m["mode_current"], m["mode_pending"]) == (lab_mig["mode"], lab_mig.get("pending", lab_mig["mode"]))
+            assert sorted((g["id"], g["profile_id"], g["placement"]) for g in m["gpu_instances"]) == sorted(
+                (g["id"], g["profile_id"], g["placement"]) for g in lab_mig["gpu_instances"])
+            assert len(m["compute_instances"]) == sum(len(g.get("compute_instances") or [])
+                                                      for g in lab_mig["gpu_instances"])
+            # every profile the card offers, none with more free instances than its total
+            assert m["profiles"] and all(0 <= p["instances_free"] <= p["instances_total"] for p in m["profiles"])
+            assert r["programming_model"] == ("dynamic" if lab_mig["mode"] == "Enabled" else "fixed")
+        elif f.get("gpu") or f.get("vgpu"):
+            assert r["gpu"]["mig"] is None  # the other lab GPUs are not MIG capable
 
 
 def test_fpga_facts(lab_run):

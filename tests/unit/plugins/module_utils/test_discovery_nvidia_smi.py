@@ -26,6 +26,25 @@ MIG = {"mode": "Enabled", "pending": "Enabled", "gpu_instances": [
     {"id": 9, "profile_id": 19, "name": "1g.10gb", "placement": "4:1"}]}
 
 
+# What an A100 80GB (10de:20b5) with MIG above (3g.40gb at 0:4, 1g.10gb at 4:1) offers: memory slices 5-7 and three
+# compute slices are free, so two more 1g.10gb fit (at 5 and 6), the one 1g.10gb+me, one 1g.20gb (at 6) and
+# nothing larger. Profile ids, placements and sizes: NVIDIA's MIG user guide (A100 table, 80GB names).
+def _p(pid, name, free, total, mem, compute, size, starts):
+    return {"id": pid, "name": name, "instances_free": free, "instances_total": total, "memory_gib": mem,
+            "compute_slices": compute, "memory_slices": size, "placements": starts}
+
+
+A100_80GB_PROFILES = [
+    _p(19, "1g.10gb", 2, 7, 9.5, 1, 1, [0, 1, 2, 3, 4, 5, 6]),
+    _p(20, "1g.10gb+me", 1, 1, 9.5, 1, 1, [0, 1, 2, 3, 4, 5, 6]),
+    _p(15, "1g.20gb", 1, 4, 19.5, 1, 2, [0, 2, 4, 6]),
+    _p(14, "2g.20gb", 0, 3, 19.5, 2, 2, [0, 2, 4]),
+    _p(9, "3g.40gb", 0, 2, 39.25, 3, 4, [0, 4]),
+    _p(5, "4g.40gb", 0, 1, 39.25, 4, 4, [0]),
+    _p(0, "7g.80gb", 0, 1, 79.0, 7, 8, [0]),
+]
+
+
 def _lab(mig=None, second_l40=False):
     """gpu-vendor-vfio (an L40 in vendor-specific VFIO mode) plus an A100 with ``mig`` (lab key gpu.mig)."""
     lab = copy.deepcopy(accelsim.load_lab("gpu-vendor-vfio"))
@@ -64,6 +83,7 @@ def test_mig_state_from_the_simulated_nvidia_smi(tmp_path):
         "compute_instances": [
             {"gpu_instance_id": 1, "id": 0, "name": "3g.40gb", "profile_id": 2, "placement": "0:3"},
             {"gpu_instance_id": 1, "id": 1, "name": "1c.3g.40gb", "profile_id": 0, "placement": "3:1"}],
+        "profiles": A100_80GB_PROFILES,
     }
     assert recs[A100]["programming_model"] == "dynamic"
     assert recs[L40]["gpu"]["mig"] is None  # [N/A]: not MIG capable
@@ -80,6 +100,11 @@ def test_mig_disabled_or_without_instances(tmp_path, mig, expected):
     m = _recs(res)[A100]["gpu"]["mig"]
     assert (m["mode_current"], m["mode_pending"]) == expected
     assert m["gpu_instances"] == [] and m["compute_instances"] == []
+    if expected[0] == "Enabled":  # an empty GPU offers every profile, all instances free
+        assert [(p["id"], p["instances_free"], p["instances_total"]) for p in m["profiles"]] == [
+            (p["id"], p["instances_total"], p["instances_total"]) for p in A100_80GB_PROFILES]
+    else:  # profiles are read only when MIG is enabled
+        assert m["profiles"] == []
     assert _recs(res)[A100]["programming_model"] == ("dynamic" if expected[0] == "Enabled" else "fixed")
     assert res["warnings"] == []  # nvidia-smi's "No ... found" (exit 6) is an answer, not a failure
 
@@ -159,3 +184,28 @@ def test_parse_mig_ci_without_placement_column():
     assert nvidia.parse_mig_ci(text) == {0: [{"gpu_instance_id": 1, "id": 2, "name": "1c.3g.20gb", "profile_id": 0,
                                               "placement": None}]}
     assert nvidia.parse_mig_gi("No MIG-enabled devices found.\n") == {}
+
+
+def test_parse_mig_gip_and_gipp():
+    # rows as the real tool prints them; some drivers print no CE/JPEG/OFA continuation row
+    text = ("+-------------------------------------------------------------------------------+\n"
+            "| GPU instance profiles:                                                        |\n"
+            "| GPU   Name               ID    Instances   Memory     P2P    SM    DEC   ENC  |\n"
+            "|                                Free/Total   GiB              CE    JPEG  OFA  |\n"
+            "|===============================================================================|\n"
+            "|   0  MIG 1g.10gb+me      20     0/1        9.75       No     16     1     0   |\n"
+            "|                                                               1     1     1   |\n"
+            "+-------------------------------------------------------------------------------+\n"
+            "|   1  MIG 7g.80gb          0     1/1        79.25      No     132    7     0   |\n"
+            "+-------------------------------------------------------------------------------+\n")
+    assert nvidia.parse_mig_gip(text) == {
+        0: [{"id": 20, "name": "1g.10gb+me", "instances_free": 0, "instances_total": 1, "memory_gib": 9.75,
+             "compute_slices": 1}],
+        1: [{"id": 0, "name": "7g.80gb", "instances_free": 1, "instances_total": 1, "memory_gib": 79.25,
+             "compute_slices": 7}]}
+    gipp = ("GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1\n"
+            "GPU  0 Profile ID  9 Placements: {0,4}:4\n"
+            "GPU  1 Profile ID  0 Placement : {0}:8\n")
+    assert nvidia.parse_mig_gipp(gipp) == {0: {19: ([0, 1, 2, 3, 4, 5, 6], 1), 9: ([0, 4], 4)}, 1: {0: ([0], 8)}}
+    assert nvidia.parse_mig_gip("No MIG-enabled devices found.\n") == {}
+    assert nvidia.parse_mig_gipp("") == {}

@@ -12,6 +12,7 @@ import re
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import REPORTERS, reporter_provider_name  # noqa: F401
 
 OWNER_TRAIT = "CUSTOM_OWNER_ACCELOPS"
 FOREIGN_OWNER_TRAITS = ("OWNER_CYBORG", "OWNER_NOVA")
@@ -48,13 +49,18 @@ class PlacementInputError(ValueError):
 
 
 # -- names -------------------------------------------------------------------------------------------------
-def provider_name(host, address):
-    """Cyborg's naming: ``<host>_<address>``."""
+def provider_name(host, address, reporter="accelops", mdev=False):
+    """The name ``reporter`` gives the provider of ``address`` under ``host`` (_vocab.reporter_provider_name)."""
+    return reporter_provider_name(host, address, reporter, mdev=mdev)
+
+
+def legacy_provider_name(host, address):
+    """What this collection named its own providers before reporters (Cyborg's form): renamed in place."""
     return "%s_%s" % (host, address)
 
 
 def provider_uuid(name):
-    """Cyborg's provider uuid: ``uuid3(NAMESPACE_DNS, name)``."""
+    """``uuid3(NAMESPACE_DNS, name)``: Cyborg's provider uuid, and this collection's for its own providers."""
     return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
 
 

@@ -101,6 +101,10 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
             out.append({"name": name, "uuid": provider_uuid(name), "address": unit_addr, "resource_class": rc,
                         "inventories": invs, "traits": sorted(set(traits)), "note": note, "host": host,
                         "keep_drained": keep, "reporter": rep, "mdev": mdev, "named": named,
+                        # a unit Nova or Cyborg reports is drained by an allocation that holds its free units
+                        # (they rewrite their inventories, reserved included); see tree.hold_consumer
+                        "hold": rep != "accelops" and _listed_in(drain, unit_addr, rec["address"], name),
+                        "release": rep != "accelops" and _listed_in(undrain, unit_addr, rec["address"], name),
                         "device": rec.get("physfn") or rec["address"],
                         "mdev_capable": bool((rec.get("gpu") or {}).get("mdev_types")),
                         "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None})

@@ -8,6 +8,8 @@ conflicts resolved by re-reading and re-applying only this collection's change. 
 
 from __future__ import annotations
 
+import uuid as uuidlib
+
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client, PlacementHTTPError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
@@ -65,7 +67,17 @@ class _Children(object):
         if p is None:
             return None
         traits, _invs = self.state.details(p)
-        return p if owner_of(traits) == owner else None
+        return p if reported_by(p, traits, owner) else None
+
+
+def reported_by(provider, traits, reporter):
+    """Whether ``reporter`` made ``provider``. Nova marks its providers ``OWNER_NOVA``. Cyborg 17's conductor adds
+    only its drivers' traits (no ``OWNER_CYBORG``, measured with its agent): its provider is the one with its name,
+    the uuid ``uuid3(NAMESPACE_DNS, name)`` and no owner trait of another."""
+    owner = owner_of(traits)
+    if owner == reporter:
+        return True
+    return reporter == "cyborg" and owner is None and provider["uuid"] == provider_uuid(provider["name"])
 
 
 def other_reporters(children, d, prefix, root_name):
@@ -83,6 +95,19 @@ def other_reporters(children, d, prefix, root_name):
     return found
 
 
+# The consumer whose allocation drains a unit that Nova or Cyborg reports: one per provider, so a hold is found,
+# grown and released by the provider's uuid alone. Nova rewrites its providers' inventories, reserved included, on
+# every periodic update, but never another consumer's allocation; Placement refuses an inventory below what is
+# allocated, so the units stay held until the hold is released (docs/placement.md, "Drain").
+HOLD_NAMESPACE = uuidlib.UUID("6f1d3c1e-4a0b-5c8e-9d2f-acce1005d4a1")
+HOLD_PROJECT = "accelops-drain"
+HOLD_CONSUMER_TYPE = "ACCELOPS_DRAIN"
+
+
+def hold_consumer(provider_uuid):
+    return str(uuidlib.uuid5(HOLD_NAMESPACE, provider_uuid))
+
+
 def _plan_reported(state, children, d, act, warnings):
     """The plan for a unit Nova or Cyborg reports: add the function traits where that reporter keeps them
     (Cyborg's providers, Nova's vGPU providers), read Nova's PCI providers back (their traits come from the
@@ -91,10 +116,12 @@ def _plan_reported(state, children, d, act, warnings):
     cur = children.find(d["name"])
     if cur is not None:
         traits, invs = state.details(cur)
-        if owner_of(traits) == rep:
+        if reported_by(cur, traits, rep):
             act.update(uuid=cur["uuid"], name=cur["name"], listed=cur, owner=rep,
                        before={"traits": traits, "inventories": invs, "generation": cur["generation"]})
             want = [t for t in d["traits"] if is_function_trait(t)]
+            if d.get("hold") or d.get("release"):
+                act["hold"] = "hold" if d.get("hold") else "release"
             if rep == "cyborg" or d.get("mdev"):
                 new_traits = merge_traits(traits, d["traits"], function_only=True)
                 changed = new_traits != sorted(traits)
@@ -364,6 +391,38 @@ class Converger(object):
                 return found
         raise AssertionError("unreachable")
 
+    def hold(self, action, check_mode=False):
+        """Drain (``action["hold"] == "hold"``) a provider Nova or Cyborg reports by allocating its free units to
+        its hold consumer, or release that allocation. Returns the units held after the run, by resource class
+        (empty when none), and sets ``hold_changed``."""
+        u = action["uuid"]
+        consumer = hold_consumer(u)
+        cur = self.client.get("/allocations/" + consumer)
+        mine = ((cur.get("allocations") or {}).get(u) or {}).get("resources") or {}
+        if action["hold"] == "release":
+            action["hold_changed"] = bool(mine)
+            if mine and not check_mode:
+                self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+            return {}
+        invs = self.client.get("/resource_providers/%s/inventories" % u)["inventories"]
+        used = self.client.get("/resource_providers/%s/usages" % u)["usages"]
+        want = {}
+        for rc, inv in invs.items():
+            others = int(used.get(rc, 0)) - int(mine.get(rc, 0))
+            free = int((inv["total"] - inv.get("reserved", 0)) * inv.get("allocation_ratio", 1.0)) - others
+            if free > 0:
+                want[rc] = free
+        action["hold_changed"] = want != mine
+        if not action["hold_changed"] or check_mode:
+            return want
+        if not want:
+            self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+            return {}
+        body = {"allocations": {u: {"resources": want}}, "project_id": HOLD_PROJECT, "user_id": HOLD_PROJECT,
+                "consumer_generation": cur.get("consumer_generation"), "consumer_type": HOLD_CONSUMER_TYPE}
+        self.client.call("PUT", "/allocations/" + consumer, body, ok=(204,))
+        return want
+
     def apply(self, action, extra_traits=()):
         kind = action["kind"]
         if kind == "create":
@@ -455,6 +514,7 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
     extra = tuple(options.get("extra_traits") or ())
     conv = Converger(client, state, cache, retries=options.get("conflict_retries", 5), before_write=before_write)
     writes = [a for a in actions if a["kind"] in ("create", "update", "prune")]
+    holds = [a for a in actions if a.get("hold")]
     if not check_mode and writes:
         traits, rcs = required_custom_names(writes)
         conv.ensure_names(traits, rcs)
@@ -469,6 +529,8 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
                 a["after"] = {"traits": a["traits"] if a.get("traits") is not None else b["traits"],
                               "inventories": a["inventories"] if a.get("inventories") is not None
                               else b["inventories"]}
+    for a in holds:
+        a["held"] = conv.hold(a, check_mode)
     warnings.extend(conv.warnings)
     if cache is not None and not check_mode:
         try:
@@ -488,12 +550,14 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
             "reporter": a.get("reporter", "accelops"), "resource_class": d.get("resource_class"),
             "renamed_from": a.get("rename_from"),
             "traits": (shown or {}).get("traits", []), "inventories": (shown or {}).get("inventories", {}),
-            "drained": is_drained((shown or {}).get("inventories", {})), "note": a.get("note"),
+            "drained": is_drained((shown or {}).get("inventories", {})) or bool(a.get("held")),
+            "held": a.get("held"), "note": a.get("note"),
         })
         if kind in ("create", "update", "prune"):
             before[a["name"]] = None if b is None else {"traits": b["traits"], "inventories": b["inventories"]}
             after[a["name"]] = aft
-    changed = any(a["kind"] in ("create", "prune") or (a["kind"] == "update") for a in actions)
+    changed = any(a["kind"] in ("create", "prune") or (a["kind"] == "update") or a.get("hold_changed")
+                  for a in actions)
     return {
         "changed": changed,
         "providers": providers,

@@ -333,3 +333,26 @@ def test_any_spelling_of_the_host_reports_the_same_children(env, capsys):
     prefixed = env.tree(capsys, discovery=discovery(), name_prefix="cn1", check=True)
     assert sorted(p["name"] for p in prefixed["providers"] if p["name"].startswith("cn1_")) == \
         sorted("cn1_accelops_" + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))
+
+
+def test_a_nova_reported_unit_is_drained_by_a_hold_that_nova_cannot_undo(env, capsys):
+    # Nova's PCI provider of the NIC: Nova rewrites its inventory (reserved included) every periodic update
+    name = "cn1.example.org_" + NIC_ADDR.upper()
+    nova = env.create_provider(name, parent=env.root["uuid"])
+    env.set_traits(nova["uuid"], ["OWNER_NOVA"])
+    env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8}})
+    env.allocate("11111111-2222-3333-4444-555555555555", {nova["uuid"]: {"SRIOV_NET_VF": 3}})
+    rec = [nic_record()]
+    r = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
+    p = by_name(r)[name]
+    assert p["action"] == "foreign" and p["held"] == {"SRIOV_NET_VF": 5} and p["drained"] is True, p
+    usages = lambda: env.get("/resource_providers/%s/usages" % nova["uuid"])["usages"]  # noqa: E731
+    assert usages() == {"SRIOV_NET_VF": 8}
+    # Nova's next periodic update writes its inventory back as it sees it: the hold stays, nothing is free
+    env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8, "reserved": 0}})
+    assert usages() == {"SRIOV_NET_VF": 8}
+    # a second drain changes nothing; an undrain releases only the hold
+    again = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
+    assert again["changed"] is False, again
+    env.tree(capsys, discovery=discovery(records=rec), reporter="nova", undrain=[NIC_ADDR], keep_drained=True)
+    assert usages() == {"SRIOV_NET_VF": 3}

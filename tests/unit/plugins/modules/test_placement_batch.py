@@ -352,14 +352,14 @@ def mdev_gpu(fid="nvidia-558"):
 
 def test_cyborg_reporter_adds_function_traits_to_cyborgs_provider_only(fake):
     root = fake.by_name("cn1")["uuid"]
-    cyb = fake.add("cn1_0000:5e:00.0", root, traits=["OWNER_CYBORG", "CUSTOM_FPGA_INTEL"],
-                   invs={"FPGA": P.inventory(1)})
+    # as Cyborg 17's conductor makes it: uuid3 of its name, its driver's traits, no owner trait
+    cyb = fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_FPGA_INTEL"], invs={"FPGA": P.inventory(1)})
     r = run(fake, [spec("cn1", [fpga()], function_names={AFU: "gzip"}, reporter="cyborg")])
     (p,) = r["providers"]
     assert (p["name"], p["uuid"], p["action"], p["reporter"], p["owner"]) == (
         "cn1_0000:5e:00.0", cyb, "updated", "cyborg", "cyborg")
     got = fake.rps[cyb]["traits"]
-    assert "CUSTOM_FUNCTION_GZIP" in got and "OWNER_CYBORG" in got and "CUSTOM_OWNER_ACCELOPS" not in got
+    assert "CUSTOM_FUNCTION_GZIP" in got and "CUSTOM_FPGA_INTEL" in got and "CUSTOM_OWNER_ACCELOPS" not in got
     assert fake.rps[cyb]["inventories"] == {"FPGA": P.inventory(1)}  # Cyborg's inventory is Cyborg's
     assert [n for n in (q["name"] for q in fake.rps.values()) if "accelops" in n] == []
     assert run(fake, [spec("cn1", [fpga()], function_names={AFU: "gzip"}, reporter="cyborg")])["changed"] is False
@@ -388,10 +388,12 @@ def test_nova_reporter_traits_nova_vgpu_provider_and_reads_pci_ones_back(fake):
 def test_a_device_another_service_reports_is_refused_naming_both(fake):
     root = fake.by_name("cn1")["uuid"]
     fake.add("cn1_0000:D8:00.0", root, traits=["OWNER_NOVA"])
+    fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_FPGA_INTEL"])  # Cyborg's: uuid3 of its name, no owner trait
     with pytest.raises(P.PlacementInputError) as e:
-        run(fake, [spec("cn1", [nic(4)])])
+        run(fake, [spec("cn1", [nic(4), fpga()])])
     msg = str(e.value)
     assert "one reporter per device" in msg and "0000:d8:00.0 is reported by nova as cn1_0000:D8:00.0" in msg
+    assert "0000:5e:00.0 is reported by cyborg as cn1_0000:5e:00.0" in msg
     assert "cn1_accelops_0000:d8:00.0" in msg and not any(m in ("POST", "PUT") for m, _ in fake.sent)
 
 

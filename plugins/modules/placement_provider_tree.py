@@ -327,8 +327,13 @@ providers:
       description: Its inventories after the run, by resource class.
       type: dict
     drained:
-      description: Whether it is drained after the run (it has inventory and every class has C(reserved >= total)).
+      description: Whether it is drained after the run (it has inventory and every class has C(reserved >= total),
+        or, for a unit Nova or Cyborg reports, this run holds its free units).
       type: bool
+    held:
+      description: For a unit Nova or Cyborg reports that this run drained, the units its hold allocates by resource
+        class; else null.
+      type: dict
     note:
       description: Why a provider has no inventory, when it has none.
       type: str
@@ -347,6 +352,7 @@ providers:
                CUSTOM_FPGA_INTEL, CUSTOM_OWNER_ACCELOPS]
       inventories: {FPGA: {total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1.0}}
       drained: false
+      held: null
       note: null
 summary:
   description: How many providers got each action.
@@ -364,7 +370,7 @@ by_host:
   sample:
     compute1:
       summary: {created: 0, updated: 1, unchanged: 3, pruned: 0, kept: 0, foreign: 0, awaiting: 0}
-      drained: [{name: "compute1_0000:3b:00.0", address: "0000:3b:00.0"}]
+      drained: [{name: "compute1_accelops_0000:3b:00.0", address: "0000:3b:00.0"}]
 requests:
   description: HTTP requests this run sent to Placement (C(total), C(writes)), generation conflicts it
     resolved (C(conflicts_resolved)) and requests it repeated after no answer or a 5xx (C(retried)).

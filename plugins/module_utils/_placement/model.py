@@ -118,6 +118,18 @@ def owner_of(traits):
 
 
 # -- inventories and drains ---------------------------------------------------------------------------------
+# The consumer whose allocation drains a unit that Nova or Cyborg reports: one per provider, so a hold is found,
+# grown and released by the provider's uuid alone. Nova rewrites its providers' inventories, reserved included, on
+# every periodic update, but never another consumer's allocation; Placement refuses an inventory below what is
+# allocated, so the units stay held until the hold is released (docs/placement.md, "Drain").
+HOLD_NAMESPACE = uuidlib.UUID("6f1d3c1e-4a0b-5c8e-9d2f-acce1005d4a1")
+HOLD_PROJECT = "accelops-drain"
+HOLD_CONSUMER_TYPE = "ACCELOPS_DRAIN"
+
+
+def hold_consumer(provider_uuid):
+    return str(uuidlib.uuid5(HOLD_NAMESPACE, provider_uuid))
+
 def inventory(total, reserved=0, min_unit=1, max_unit=None, step_size=1, allocation_ratio=1.0):
     total = int(total)
     return {"total": total, "reserved": int(reserved), "min_unit": int(min_unit),

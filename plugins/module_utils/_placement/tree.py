@@ -8,13 +8,11 @@ conflicts resolved by re-reading and re-applying only this collection's change. 
 
 from __future__ import annotations
 
-import uuid as uuidlib
-
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client, PlacementHTTPError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    PlacementInputError, is_drained, is_function_trait, is_managed_trait, keep_drain, legacy_provider_name, owner_of,
-    provider_name, provider_uuid, same_inventories)
+    HOLD_CONSUMER_TYPE, HOLD_PROJECT, PlacementInputError, hold_consumer, is_drained, is_function_trait,
+    is_managed_trait, keep_drain, legacy_provider_name, owner_of, provider_name, provider_uuid, same_inventories)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (
     GenerationCache, TreeState, find_root)
 
@@ -93,19 +91,6 @@ def other_reporters(children, d, prefix, root_name):
         if nova is not None:
             found.append(("nova", nova["name"]))
     return found
-
-
-# The consumer whose allocation drains a unit that Nova or Cyborg reports: one per provider, so a hold is found,
-# grown and released by the provider's uuid alone. Nova rewrites its providers' inventories, reserved included, on
-# every periodic update, but never another consumer's allocation; Placement refuses an inventory below what is
-# allocated, so the units stay held until the hold is released (docs/placement.md, "Drain").
-HOLD_NAMESPACE = uuidlib.UUID("6f1d3c1e-4a0b-5c8e-9d2f-acce1005d4a1")
-HOLD_PROJECT = "accelops-drain"
-HOLD_CONSUMER_TYPE = "ACCELOPS_DRAIN"
-
-
-def hold_consumer(provider_uuid):
-    return str(uuidlib.uuid5(HOLD_NAMESPACE, provider_uuid))
 
 
 def _plan_reported(state, children, d, act, warnings):

@@ -351,8 +351,15 @@ def test_a_nova_reported_unit_is_drained_by_a_hold_that_nova_cannot_undo(env, ca
     # Nova's next periodic update writes its inventory back as it sees it: the hold stays, nothing is free
     env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8, "reserved": 0}})
     assert usages() == {"SRIOV_NET_VF": 8}
+    # the read side: the hold is a drain, not use (the converge would otherwise block the card on its own hold)
+    info = by_name(run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys))[name]
+    assert info["held"] == {"SRIOV_NET_VF": 5} and info["drained"] is True and info["in_use"] is True
     # a second drain changes nothing; an undrain releases only the hold
     again = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
     assert again["changed"] is False, again
+    # with the instance gone, what is left on the provider is the hold alone: drained, not in use
+    env.request("DELETE", "/allocations/11111111-2222-3333-4444-555555555555", expect=204)
+    info = by_name(run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys))[name]
+    assert info["held"] == {"SRIOV_NET_VF": 5} and info["in_use"] is False and info["drained"] is True
     env.tree(capsys, discovery=discovery(records=rec), reporter="nova", undrain=[NIC_ADDR], keep_drained=True)
-    assert usages() == {"SRIOV_NET_VF": 3}
+    assert usages() == {"SRIOV_NET_VF": 0}

@@ -240,6 +240,13 @@ def render(t, host):
         return
     t.file("proc/driver/nvidia-caps/mig-minors", mig_minors_text(), 0o444)
     for index, bdf in enumerate(nvidia_gpus(host)):
+        g = host.static(bdf)["gpu"]
+        # the driver's per-GPU information file (the fields of the R5xx drivers; Device Minor: /dev/nvidia<N>)
+        t.file("proc/driver/nvidia/gpus/%s/information" % bdf,
+               "Model: \t\t %s\nIRQ:   \t\t 0\nGPU UUID: \t %s\nVideo BIOS: \t %s\nBus Type: \t PCIe\n"
+               "DMA Size: \t 47 bits\nDMA Mask: \t 0x7fffffffffff\nBus Location: \t %s\nDevice Minor: \t %d\n"
+               "GPU Firmware: \t N/A\nGPU Excluded:\t No\n"
+               % (g["name"], g["uuid"], g.get("vbios", "??.??.??.??.??"), bdf, index), 0o444)
         m = state_of(host, bdf)
         if not m or m["mode"] != "Enabled":
             continue

@@ -79,7 +79,8 @@ def parse_layout(value, option="layout"):
         value = [{"profile": k, "count": v} for k, v in value.items()]
     if isinstance(value, str):
         text = value.strip()
-        terms = [t.strip() for t in re.split(r"[+,]", text)] if text else []
+        # "+" joins terms, except in a profile name's "+me" suffix
+        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
         for term in terms:
             m = TERM_RE.match(term) if term else None
             if not m:

@@ -696,8 +696,8 @@ def verify(ops, info, names, mode):
     if mode == "enabled" and names is not None:
         got = sorted(g["name"] for g in gis)
         if got != sorted(names):
-            raise ProgrammingError("GPU %d (%s) reads back as %s, not %s" % (now["index"], now["address"], layout_text(got),
-                                                                            layout_text(names)))
+            raise ProgrammingError("GPU %d (%s) reads back as %s, not %s"
+                                   % (now["index"], now["address"], layout_text(got), layout_text(names)))
         lacking = [g["id"] for g in gis if not g["compute_instances"]]
         if lacking:
             raise ProgrammingError("GPU %d (%s): GPU instances %s have no compute instance after the run"

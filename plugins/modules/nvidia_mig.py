@@ -62,18 +62,18 @@ options:
     choices: [enabled, disabled]
   layout:
     description:
-      - The GPU instances, as a list of V({profile: 1g.10gb, count: 7}) (or of profile names), as a mapping of
+      - "The GPU instances, as a list of V({profile: 1g.10gb, count: 7}) (or of profile names), as a mapping of
         profile name to count (mig-parted's C(mig-devices)), or as a string such as V(7 x 1g.10gb) or
-        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). An empty list or string declares no GPU instance.
+        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). An empty list or string declares no GPU instance."
       - Profile names are those C(nvidia-smi mig -lgip) lists (V(1g.10gb), V(1g.10gb+me), V(3g.40gb)); a layout that
         does not fit (7 compute slices, 8 memory slices at the listed placements, each profile's limit) is refused.
     type: raw
   mig_parted_config:
     description:
-      - Instead of O(layout), a mig-parted configuration (C(version: v1), C(mig-configs)), as a mapping or the
+      - "Instead of O(layout), a mig-parted configuration (C(version: v1), C(mig-configs)), as a mapping or the
         path of its YAML (or JSON) file on the host; O(config_name) picks the entry. The entry whose C(devices)
         (V(all) or a list of indexes) and C(device-filter) (when present) match the GPU gives C(mig-enabled) and
-        C(mig-devices).
+        C(mig-devices)."
     type: raw
   config_name:
     description:

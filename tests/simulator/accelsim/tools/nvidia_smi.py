@@ -237,7 +237,7 @@ def mig_main(store, args):
     if what in ("gi", "ci"):
         return _listing(host, enabled, what, gi_filter)
     with store.transaction() as host:
-        return _change(host, [(i, b) for i, b in enabled], what, profiles_arg, default_ci, gi_filter, ci_filter)
+        return _change(host, list(enabled), what, profiles_arg, default_ci, gi_filter, ci_filter)
 
 
 def _listing(host, enabled, what, gi_filter):

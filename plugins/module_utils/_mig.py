@@ -141,7 +141,10 @@ def _scalar(text):
         for part in t[1:-1].split(","):
             if part.strip():
                 k, _sep, v = part.partition(":")
-                out[_scalar(k)] = _scalar(v)
+                key = _scalar(k)
+                if not isinstance(key, (str, int)):
+                    raise ValueError("expected a plain key in %r" % t)
+                out[key] = _scalar(v)
         return out
     low = t.lower()
     if low in ("true", "yes", "on"):
@@ -235,7 +238,10 @@ def _is_key(text):
 
 def _split_key(text):
     m = re.match(r"^(\"[^\"]*\"|'[^']*'|[^:]+):\s*(.*)$", text)
-    return _scalar(m.group(1)), m.group(2).strip()
+    key = _scalar(m.group(1)) if m else None
+    if not isinstance(key, (str, int)) or isinstance(key, bool):
+        raise ValueError("expected a plain key, got %r" % text)
+    return key, m.group(2).strip()
 
 
 def load_mig_parted(config, option="mig_parted_config"):
@@ -249,8 +255,8 @@ def load_mig_parted(config, option="mig_parted_config"):
             raise ProgrammingError("%s: cannot read %s: %s" % (option, path, e.strerror or e))
         try:
             config = json.loads(text) if text.lstrip().startswith("{") else parse_simple_yaml(text)
-        except ValueError as e:
-            raise ProgrammingError("%s: %s is not a mig-parted config file (%s)" % (option, path, e))
+        except (ValueError, RecursionError) as e:
+            raise ProgrammingError("%s: %s is not a mig-parted config file (%s)" % (option, path, str(e)[:200]))
     if not isinstance(config, dict) or not isinstance(config.get("mig-configs"), dict):
         raise ProgrammingError("%s: expected mig-parted's format, a mapping with 'version: v1' and 'mig-configs: "
                                "{NAME: [{devices: all, mig-enabled: true, mig-devices: {\"1g.10gb\": 7}}]}'" % option)

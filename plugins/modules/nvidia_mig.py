@@ -73,7 +73,7 @@ options:
       - "Instead of O(layout), a mig-parted configuration (C(version: v1), C(mig-configs)), as a mapping or the
         path of its YAML (or JSON) file on the host; O(config_name) picks the entry. The entry whose C(devices)
         (V(all) or a list of indexes) and C(device-filter) (when present) match the GPU gives C(mig-enabled) and
-        C(mig-devices)."
+        C(mig-devices). A path is read as given (not under O(root))."
     type: raw
   config_name:
     description:

@@ -99,6 +99,10 @@ def test_parse_simple_yaml_rejects_what_it_does_not_know():
         _mig.parse_simple_yaml("a: 1\n   b: 2\n")
     with pytest.raises(ValueError):
         _mig.parse_simple_yaml("just text\n")
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml("[a]: b\n")  # a key that is not a plain scalar
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml(": {x: 1}\n")
 
 
 def test_mig_parted_entry_per_gpu():

@@ -129,6 +129,31 @@ def _slices(name):
         return 0
 
 
+def record_layout(record):
+    """A discovery record's MIG state as ``(mode, layout names, complete)``: mode ``Enabled``/``Disabled``/None (not
+    MIG capable or nvidia-smi not run), the sorted profile names of its GPU instances, and whether each has a compute
+    instance. What a declaration compares with the layout it asks for (see :func:`carries_layout`)."""
+    mig = (record.get("gpu") or {}).get("mig")
+    if not mig:
+        return None, [], False
+    gis = mig.get("gpu_instances") or []
+    with_ci = set(c.get("gpu_instance_id") for c in mig.get("compute_instances") or [])
+    return mig.get("mode_current"), sorted(g.get("name") for g in gis), all(g.get("id") in with_ci for g in gis)
+
+
+def carries_layout(record, mode, names):
+    """Whether the GPU of discovery ``record`` runs MIG ``mode`` (enabled/disabled) with exactly the layout ``names``
+    (profile names, as :func:`parse_layout` gives them; None: any layout): nothing for ``nvidia_mig`` to do. A mode
+    change that is only pending does not count as carried."""
+    cur, have, complete = record_layout(record)
+    mig = (record.get("gpu") or {}).get("mig") or {}
+    if mode == "disabled":
+        return cur == "Disabled" and mig.get("mode_pending") in (None, "Disabled")
+    if cur != "Enabled" or mig.get("mode_pending") not in (None, "Enabled"):
+        return False
+    return names is None or (have == sorted(names) and complete)
+
+
 # -- mig-parted config files -------------------------------------------------------------------------------------
 def _scalar(text):
     t = text.strip()

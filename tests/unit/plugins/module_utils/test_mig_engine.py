@@ -139,3 +139,22 @@ def test_choose_kept_prefers_instances_in_use():
     gis = [{"id": 7, "name": "1g.10gb"}, {"id": 8, "name": "1g.10gb"}, {"id": 2, "name": "3g.40gb"}]
     kept, rest = _mig.choose_kept(gis, ["1g.10gb", "2g.20gb"], {8: [{"kind": "process"}]})
     assert [g["id"] for g in kept] == [8] and rest == ["2g.20gb"]
+
+
+def _record(mode="Enabled", pending=None, gis=(), cis=()):
+    return {"gpu": {"mig": {"mode_current": mode, "mode_pending": pending or mode,
+                            "gpu_instances": [{"id": i, "name": n} for i, n in gis],
+                            "compute_instances": [{"gpu_instance_id": i, "id": 0} for i in cis]}}}
+
+
+def test_carries_layout_for_the_declaration():
+    rec = _record(gis=[(2, "3g.40gb"), (7, "1g.10gb")], cis=[2, 7])
+    assert _mig.carries_layout(rec, "enabled", ["1g.10gb", "3g.40gb"])
+    assert _mig.carries_layout(rec, "enabled", None)
+    assert not _mig.carries_layout(rec, "enabled", ["1g.10gb"] * 7)
+    assert not _mig.carries_layout(_record(gis=[(2, "3g.40gb")]), "enabled", ["3g.40gb"])  # no compute instance
+    assert not _mig.carries_layout(_record("Disabled", "Enabled"), "enabled", [])  # pending is not carried
+    assert _mig.carries_layout(_record("Disabled"), "disabled", None)
+    assert not _mig.carries_layout(_record("Enabled", "Disabled"), "disabled", None)
+    assert not _mig.carries_layout({"gpu": {"mig": None}}, "enabled", [])
+    assert _mig.record_layout(rec) == ("Enabled", ["1g.10gb", "3g.40gb"], True)

@@ -140,6 +140,26 @@ def _mig_profiles(gip, gipp):
     return out
 
 
+# NVIDIA's MIG-backed (C-series) vGPU type names: "<card>-<compute slices>-<memory GB>C", "CME" for the +me profile
+# (NVIDIA Virtual GPU Software User Guide, "MIG-Backed vGPU types": A100-1-5C, A100-7-40C, A100-1-5CME, H100-1-10C)
+_MIG_VGPU_NAME = re.compile(r"-(\d+)-(\d+)C(ME)?$", re.I)
+_MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$", re.I)
+
+
+def mig_vgpu_types(types, profile):
+    """The vGPU types of ``types`` ([{id, name}]) that a GPU instance of ``profile`` (``1g.10gb``) backs, by NVIDIA's
+    naming of MIG-backed types (``NVIDIA H100-1-10C`` on a 1g.10gb instance)."""
+    p = _MIG_PROFILE.match(profile or "")
+    if not p:
+        return []
+    out = []
+    for t in types or []:
+        m = _MIG_VGPU_NAME.search((t.get("name") or "").strip())
+        if m and (int(m.group(1)), int(m.group(2)), bool(m.group(3))) == (int(p.group(1)), int(p.group(2)), bool(p.group(3))):
+            out.append({"id": t.get("id"), "name": t.get("name")})
+    return out
+
+
 MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
 _MINOR_LINE = re.compile(r"^gpu(\d+)/gi(\d+)/(?:ci(\d+)/)?access\s+(\d+)\s*$")
 _DEVICE_MINOR = re.compile(r"^Device Minor:\s*(\d+)\s*$", re.M)
@@ -440,6 +460,9 @@ class NvidiaGpuDriver(GpuDriver):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig
+                for gi in mig["gpu_instances"]:
+                    # from the type names the card's VFs list already (no extra tool call)
+                    gi["vgpu_types"] = mig_vgpu_types(gpu["vgpu_types"], gi["name"])
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"
         out["programming_model"] = model

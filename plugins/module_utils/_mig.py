@@ -658,7 +658,7 @@ def plan_mig(ops, desired, files=None, module_name="nvidia_mig"):
             raise ProgrammingError("layout: a layout needs mode: enabled (MIG mode %s asked)" % mode)
         if enabled_now:
             info.update(plan_layout(ops, plan, gpu, [], desired["force"]))
-        if gpu["mode_pending"] != "Disabled" or gpu["mode_current"] != "Disabled":
+        if gpu["mode_pending"] != "Disabled":  # a disable already pending is not asked again (idempotent)
             plan.add("disable MIG mode on GPU %s (%s)" % (m.i, gpu["address"]), m.set_mode(False), m.set_mode(True),
                      target=gpu["address"], before="MIG mode %s (pending %s)" % (gpu["mode_current"], gpu["mode_pending"]),
                      after="MIG mode Disabled")

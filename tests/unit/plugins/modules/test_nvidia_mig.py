@@ -242,3 +242,14 @@ def test_disable_destroys_everything_first(h100, tmp_path):
     assert r.kind == "exit" and h100.state()["mig"][H100]["mode"] == "Disabled"
     assert run(args(h100, tmp_path, mode="disabled")).result["changed"] is False
     assert os.path.exists(h100.path("/proc/driver/nvidia-caps/mig-minors"))
+
+
+def test_pending_disable_is_reported_and_not_asked_again(h100, tmp_path):
+    pid = h100.mark_in_use("/dev/nvidia0", by="process", name="dcgm")
+    r = run(args(h100, tmp_path, mode="disabled"))
+    assert r.kind == "exit" and r.result["changed"] and r.result["reset_required"] is True
+    assert layout(h100) == [] and h100.state()["mig"][H100]["pending"] == "Disabled"
+    r = run(args(h100, tmp_path, mode="disabled"))
+    assert r.kind == "exit" and not r.result["changed"] and r.result["reset_required"] is True
+    assert "MIG mode Disabled is pending" in r.result["pending"]
+    h100.release(pid)

@@ -176,7 +176,8 @@ def _ids(text):
 
 def mig_main(store, args):
     """``nvidia-smi mig``: the listings (-lgi, -lci, -lgip, -lgipp) and the changes (-cgi LIST [-C], -cci [LIST],
-    -dci, -dgi), each with ``-i ID`` (GPU), ``-gi ID[,ID]`` and ``-ci ID[,ID]`` filters."""
+    -dci, -dgi), each with ``-i ID`` (GPU), ``-gi ID[,ID]`` and ``-ci ID[,ID]`` filters. ``-cci`` makes the default
+    compute instance only (CI profiles other than the GI-wide one are not modelled)."""
     what = select = gi_filter = ci_filter = None
     profiles_arg = None
     default_ci = False

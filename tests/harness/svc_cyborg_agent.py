@@ -9,6 +9,7 @@ or an integration target starts one next to the harness's Placement::
 
     python3 svc_cyborg_agent.py start STATE_DIR --placement URL --sys HOST_ROOT/sys --hostname NAME \
         --root-provider NAME [--python .venv-cyborg/bin/python] [--drivers intel_fpga_driver] [--interval S]
+    python3 svc_cyborg_agent.py wait STATE_DIR [--timeout S]   # a report that starts after this command does
     python3 svc_cyborg_agent.py stop STATE_DIR
 
 ``start`` prints the variables (JSON) and returns once Cyborg answers and the agent has reported once.
@@ -251,6 +252,9 @@ def main(argv):
     s.add_argument("--python", help="the Python of .venv-cyborg")
     s.add_argument("--drivers", default="intel_fpga_driver", help="[agent] enabled_drivers")
     s.add_argument("--interval", type=float, default=1.0, help="seconds between the agent's reports")
+    w = sub.add_parser("wait", help="wait for an agent report that starts after this command does; print it")
+    w.add_argument("state_dir")
+    w.add_argument("--timeout", type=float, default=30.0)
     p = sub.add_parser("stop")
     p.add_argument("state_dir")
     a = ap.parse_args(argv)
@@ -261,6 +265,8 @@ def main(argv):
                       drivers=a.drivers, interval=a.interval)
             v["cyborg_agent_start_seconds"] = round(time.time() - t0, 1)
             print(json.dumps(v))
+        elif a.action == "wait":
+            print(json.dumps(wait_for_report(os.path.abspath(a.state_dir), time.time(), a.timeout)))
         else:
             print(json.dumps({"stopped": stop(a.state_dir)}))
     except servicelib.HarnessError as e:

@@ -146,40 +146,36 @@ def _enter_simulated_host(run):
 
 
 def _nova_events_recorder(run):
-    """What Nova's API answers to Cyborg's bind notification when it accepts every event; records the events."""
-    import http.server
+    """What Nova's API answers to Cyborg's bind notification when it accepts every event; records the events.
+    Served by waitress in a thread of this process (http.server's ThreadingHTTPServer left connections unread
+    here now and then, under the load of the agent's reports)."""
     import threading
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802  pylint: disable=invalid-name
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-            if self.path.rstrip("/").endswith("/os-server-external-events"):
-                with open(run["nova_events"], "a") as f:
-                    f.write(json.dumps({"time": time.time(), "events": body.get("events")}) + "\n")
-                out = {"events": [dict(e, code=200) for e in body.get("events") or []]}
-                self._answer(200, out)
-            else:
-                self._answer(404, {"itemNotFound": {"code": 404, "message": "not served here: " + self.path}})
+    import waitress.server
 
-        def do_GET(self):  # noqa: N802  pylint: disable=invalid-name
-            # version discovery: one v2.1 API with microversions up to what Cyborg asks for (2.82)
-            self._answer(200, {"version": {"id": "v2.1", "status": "CURRENT", "version": "2.95",
-                                           "min_version": "2.1", "links": [
-                                               {"rel": "self", "href": "http://127.0.0.1:%d/" % run["nova_port"]}]}})
+    def answer(start_response, status, obj):
+        data = json.dumps(obj).encode()
+        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
 
-        def _answer(self, status, obj):
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def app(environ, start_response):
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+        if method == "GET":
+            # version discovery: one v2.1 API with microversions up to beyond what Cyborg asks for (2.82)
+            return answer(start_response, "200 OK", {"version": {
+                "id": "v2.1", "status": "CURRENT", "version": "2.95", "min_version": "2.1",
+                "links": [{"rel": "self", "href": "http://127.0.0.1:%d/" % run["nova_port"]}]}})
+        if method == "POST" and path.rstrip("/").endswith("/os-server-external-events"):
+            size = int(environ.get("CONTENT_LENGTH") or 0)
+            body = json.loads(environ["wsgi.input"].read(size) or b"{}")
+            with open(run["nova_events"], "a") as f:
+                f.write(json.dumps({"time": time.time(), "events": body.get("events")}) + "\n")
+            return answer(start_response, "200 OK", {"events": [dict(e, code=200) for e in body.get("events") or []]})
+        return answer(start_response, "404 Not Found", {"itemNotFound": {"code": 404, "message": "not here: " + path}})
 
-        def log_message(self, *args):  # pylint: disable=arguments-differ
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", run["nova_port"]), Handler)
-    threading.Thread(target=httpd.serve_forever, name="nova-events-recorder", daemon=True).start()
+    httpd = waitress.server.create_server(app, host="127.0.0.1", port=run["nova_port"], threads=2,
+                                          ident="nova-events-recorder")
+    threading.Thread(target=httpd.run, name="nova-events-recorder", daemon=True).start()
     return httpd
 
 
@@ -224,12 +220,16 @@ def _agent(run):
             t.join(10)
             server.stop()
             server.wait()
-            recorder.shutdown()
+            recorder.close()
         return stop_agent
     return start_agent
 
 
 def serve(conf_file, run_file):
+    import faulthandler
+    import signal
+    # SIGUSR2 writes every thread's stack to the log (a hung request can be looked at)
+    faulthandler.register(signal.SIGUSR2, all_threads=True)
     with open(run_file) as f:
         run = json.load(f)
     _enter_simulated_host(run)

@@ -99,8 +99,9 @@ auth_type = admin_token
 endpoint = http://127.0.0.1:{nova_port}
 token = admin
 """.format(drivers=drivers, root=root_provider, nova_port=nova_port))
-    run = {"nova_port": nova_port, "nova_events": os.path.join(d, "nova-events.jsonl"),"sys": os.path.abspath(sys_root), "hostname": hostname, "interval": float(interval),
+    run = {"sys": os.path.abspath(sys_root), "hostname": hostname, "interval": float(interval),
            "reports": os.path.join(d, "reports.jsonl"),
+           "nova_port": nova_port, "nova_events": os.path.join(d, "nova-events.jsonl"),
            # the namespaces of the launcher: the server refuses to mount or rename anything in these
            "outside": dict((ns, os.readlink("/proc/self/ns/" + ns)) for ns in ("mnt", "uts"))}
     with open(os.path.join(d, "run.json"), "w") as f:

@@ -242,7 +242,7 @@ def main(argv):
     if argv[:1] == ["serve"] and len(argv) == 3:
         serve(argv[1], argv[2])
         return 0
-    ap = argparse.ArgumentParser(prog="svc_cyborg_agent.py", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="svc_cyborg_agent.py", description=__doc__.split("\n", maxsplit=1)[0])
     sub = ap.add_subparsers(dest="action", required=True)
     s = sub.add_parser("start")
     s.add_argument("state_dir")

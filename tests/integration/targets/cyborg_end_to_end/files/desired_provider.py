@@ -6,12 +6,11 @@
 (DISCOVERY_JSON ``-``: read it from stdin).
 
 Prints the JSON list that ``_placement.desired_providers`` gives for the discovery result (HOST being the name
-prefix, as Cyborg's agent uses its ``socket.gethostname()``), as Cyborg reports the card (``reporter='cyborg'``
-where the function takes a reporter). The target compares it with the provider Cyborg's own agent made. Run with
-the collection on PYTHONPATH (ANSIBLE_COLLECTIONS_PATH's first entry).
+prefix, as Cyborg's agent uses its ``socket.gethostname()``), as Cyborg reports the card (``reporter='cyborg'``).
+The target compares it with the provider Cyborg's own agent made. Run with the collection on PYTHONPATH
+(ANSIBLE_COLLECTIONS_PATH's first entry).
 """
 
-import inspect
 import json
 import sys
 
@@ -24,10 +23,7 @@ def main(discovery_file, host, names_json="{}"):
     else:
         with open(discovery_file) as f:
             discovery = json.load(f)
-    kwargs = {"function_names": json.loads(names_json)}
-    if "reporter" in inspect.signature(P.desired_providers).parameters:
-        kwargs["reporter"] = "cyborg"
-    print(json.dumps(P.desired_providers(host, discovery, **kwargs)))
+    print(json.dumps(P.desired_providers(host, discovery, function_names=json.loads(names_json), reporter="cyborg")))
 
 
 if __name__ == "__main__":

@@ -95,7 +95,11 @@ class IntelFpgaDriver(FpgaDriver):
         """A port of the card (``port`` names it when there are several): a dynamic region loaded with fpgaconf."""
         rec = record
         fp = rec.get("fpga") or {}
-        ports = fp.get("ports") or []
+        # where each port is: the PF, or the VF it was given to (SR-IOV on a PAC); the region is reconfigured
+        # through the PF's FME either way, so the tool is pointed at the PF
+        by_addr = dict((r["address"], r) for r in (result or {}).get("accelerators") or [])
+        homes = [(c["address"], p) for c in self.function_carriers(rec, by_addr) for p in (c.get("fpga") or {}).get("ports") or []]
+        ports = [p for _home, p in homes]
         if not ports or not fp.get("layout"):
             raise FpgaError("%s: no FPGA port found in sysfs (driver %s); is the OPAE/DFL driver loaded?"
                             % (rec["address"], rec.get("driver")))
@@ -114,7 +118,8 @@ class IntelFpgaDriver(FpgaDriver):
                 raise FpgaError("%s has no port %r; its ports: %s" % (rec["address"], want, ", ".join(p["id"] for p in ports)))
         t = Target(rec["address"], "intel", "dynamic", fp["layout"], chosen["id"], self.tool, rec, driver=self)
         t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
-        base = "/sys/bus/pci/devices/%s" % rec["address"]
+        home = next(h for h, p in homes if p is chosen)
+        base = "/sys/bus/pci/devices/%s" % home
         rel = find_rel(sysfs, base, chosen["id"])
         t.function_path = "%s/%s/afu_id" % (base, rel) if rel else None
         if fp["layout"] == "opae":

@@ -85,9 +85,11 @@ def other_reporters(children, d, prefix, root_name):
     """The providers Nova or Cyborg already have for the device of the accelops-reported unit ``d``: [(reporter,
     name)]. Two reporters for one device offer it twice; the caller refuses."""
     found = []
-    cyb = children.owned(d.get("cyborg_name") or provider_name(prefix, d["address"], "cyborg"), "cyborg")
-    if cyb is not None:
-        found.append(("cyborg", cyb["name"]))
+    # Cyborg names its provider after its host name (discovery's), or after the compute node where the two agree
+    for name in sorted(set(n for n in (d.get("cyborg_name"), provider_name(prefix, d["address"], "cyborg")) if n)):
+        cyb = children.owned(name, "cyborg")
+        if cyb is not None:
+            found.append(("cyborg", cyb["name"]))
     dev = d.get("device") or d["address"]
     for mdev in ((False, True) if d.get("mdev_capable") else (False,)):
         nova = children.owned(provider_name(root_name, dev, "nova", mdev=mdev), "nova")

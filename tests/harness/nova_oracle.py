@@ -7,10 +7,12 @@
 Reads a JSON request on stdin and prints a JSON answer on stdout:
 
   request: {"nova_conf": text, "nodename": str, "sysfs": a host tree whose sys/ stands for /sys,
+            "api_conf": the nova-api/scheduler file (optional: the Placement request group of each alias),
             "providers": [{"name", "parent" (name or null), "traits": [...], "inventory": {...}}] already in
             Placement (optional), "allocations": {consumer: {"allocations": {...}}} (optional)}
   answer:  {"error": null | {"type", "message", "stage"}, "conf": {...}, "pci_devices": [...],
-            "assignable": [...], "providers": [{"name", "parent", "inventory", "traits"}]}
+            "assignable": [...], "providers": [{"name", "parent", "inventory", "traits"}],
+            "api": {"pci_in_placement": bool, "groups": {alias: [{"resources", "required_traits"}]}}}
 
 With ``sysfs`` the script re-runs itself in a private mount namespace (root only) where that tree's sys/ is
 bind-mounted on /sys, because Nova reads /sys itself (``nova.pci.utils.is_physical_function`` decides from
@@ -238,6 +240,24 @@ def oracle(req):
         stage = "vgpu-placement"
         drv._update_provider_tree_for_vgpu(tree, nodename)
         ans["providers"] = _tree_out(tree)
+
+        if req.get("api_conf") is not None:
+            # the API/scheduler side: a flavor asking for one device of each alias, as nova-api builds its PCI
+            # requests and the scheduler its Placement request groups (RequestSpec)
+            stage = "api-config"
+            path = os.path.join(work, "nova-api.conf")
+            with open(path, "w") as f:
+                f.write(req["api_conf"])
+            conf([], project="nova", default_config_files=[path])
+            ans["api"] = {"pci_in_placement": conf.filter_scheduler.pci_in_placement, "groups": {}}
+            stage = "api-request"
+            for name in sorted(pci_request.get_alias_from_config()):
+                flavor = objects.Flavor(extra_specs={"pci_passthrough:alias": "%s:1" % name})
+                spec = objects.RequestSpec(pci_requests=pci_request.get_pci_requests_from_flavor(flavor),
+                                           requested_resources=[])
+                spec.generate_request_groups_from_pci_requests()
+                ans["api"]["groups"][name] = [{"resources": g.resources, "required_traits": sorted(g.required_traits)}
+                                              for g in spec.requested_resources]
     except Exception as e:  # the answer says what Nova refused, where
         ans["error"] = {"type": type(e).__name__, "message": str(e), "stage": stage,
                         "traceback": traceback.format_exc()}

@@ -8,10 +8,11 @@ Reads a JSON request on stdin and prints a JSON answer on stdout:
 
   request: {"nova_conf": text, "nodename": str, "sysfs": a host tree whose sys/ stands for /sys,
             "api_conf": the nova-api/scheduler file (optional: the Placement request group of each alias),
-            "providers": [{"name", "parent" (name or null), "traits": [...], "inventory": {...}}] already in
+            "providers": [{"name", "uuid", "parent" (name or null), "traits", "inventory"}] already in
             Placement (optional), "allocations": {consumer: {"allocations": {...}}} (optional)}
-  answer:  {"error": null | {"type", "message", "stage"}, "conf": {...}, "pci_devices": [...],
+  answer:  {"error": null | {"type", "message", "stage", "traceback"}, "conf": {...}, "pci_devices": [...],
             "assignable": [...], "providers": [{"name", "parent", "inventory", "traits"}],
+            "allocations": the allocations as Nova would write them back, "allocations_changed": bool,
             "api": {"pci_in_placement": bool, "groups": {alias: [{"resources", "required_traits"}]}}}
 
 With ``sysfs`` the script re-runs itself in a private mount namespace (root only) where that tree's sys/ is
@@ -236,7 +237,9 @@ def oracle(req):
                 tree.update_inventory(p["name"], p["inventory"])
             tree.update_traits(p["name"], p.get("traits") or [])
         stage = "pci-placement"
-        ppt.update_provider_tree_for_pci(tree, nodename, tracker, req.get("allocations") or {}, [])
+        allocations = req.get("allocations") or {}
+        ans["allocations_changed"] = ppt.update_provider_tree_for_pci(tree, nodename, tracker, allocations, [])
+        ans["allocations"] = allocations
         stage = "vgpu-placement"
         drv._update_provider_tree_for_vgpu(tree, nodename)
         ans["providers"] = _tree_out(tree)

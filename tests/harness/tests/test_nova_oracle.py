@@ -54,12 +54,14 @@ def _need_nova():
         pytest.skip(why)
 
 
-def nova(nova_conf, root, providers=None, api_conf=None):
+def nova(nova_conf, root, providers=None, api_conf=None, allocations=None):
     """Nova's answer (see nova_oracle.py) for this nova.conf (and nova-api file) on the host tree ``root``."""
     _need_nova()
     req = {"nova_conf": nova_conf, "nodename": NODE, "sysfs": root, "providers": providers or []}
     if api_conf is not None:
         req["api_conf"] = api_conf
+    if allocations is not None:
+        req["allocations"] = allocations
     p = subprocess.run([NOVA_PYTHON, ORACLE], input=json.dumps(req), capture_output=True, text=True, timeout=300,
                        check=False)
     assert p.returncode == 0 and p.stdout.strip(), "nova_oracle.py failed:\n%s" % p.stderr[-4000:]
@@ -248,3 +250,51 @@ def test_no_provider_of_the_collection_has_a_name_nova_uses(hosts, case):
     theirs = set(n.lower() for n in children(ans))
     assert theirs, "Nova reports nothing here: the check would prove nothing"
     assert not ours & theirs, "the collection's providers take names Nova uses: %s" % sorted(ours & theirs)
+
+
+DRAIN = "6f70656e-7374-6163-6b00-00000000d0a1"
+PROVIDER_UUID = "6f70656e-7374-6163-6b00-0000000000b1"
+
+
+def test_drain_what_nova_keeps_and_what_it_rewrites(tmp_path):
+    """How a Nova provider can be drained (docs/nova-config.md): a ``reserved`` written from outside lasts on a PCI
+    provider only while Nova's total stays the same, and never on a vGPU provider; an allocation held by a
+    consumer of the drainer's own is left alone by Nova, which keeps the inventory at least at its usage."""
+    root = str(tmp_path / "nic")
+    h = accelsim.render_tree("nic-sriov", root)
+    _nic(h)
+    functions = CASES["nic-sriov"][2]
+    disc = discover(Sysfs(root=root))
+    conf = nc.render(functions, disc, {"host": NODE})["nova_conf"]
+    (exp,) = nc.nova_expected_providers(functions, disc, {"host": NODE}, NODE)
+    rc = exp["resource_class"]
+    drained = {rc: {"total": 4, "reserved": 4, "min_unit": 1, "max_unit": 4, "step_size": 1, "allocation_ratio": 1.0}}
+    before = [{"name": exp["name"], "uuid": PROVIDER_UUID, "traits": exp["traits"], "inventory": drained}]
+    # 1. same VF count: Nova finds nothing to change, the reserved stays
+    ans = accepted(nova(conf, root, before))
+    assert children(ans)[exp["name"]]["inventory"] == drained
+    # 2. the VF count changes (4 -> 2): Nova writes total and max_unit only, so Placement resets reserved to 0
+    with h.transaction() as k:
+        k.set_numvfs("0000:d8:00.0", "0")
+    with h.transaction() as k:
+        k.set_numvfs("0000:d8:00.0", "2")
+    ans = accepted(nova(conf, root, before))
+    assert children(ans)[exp["name"]]["inventory"] == {rc: {"total": 2, "max_unit": 2}}
+    # 3. a drain consumer holding the units: Nova keeps total at the usage and leaves the allocation alone
+    allocs = {DRAIN: {"allocations": {PROVIDER_UUID: {"resources": {rc: 4}}}, "project_id": DRAIN,
+                      "user_id": DRAIN, "consumer_generation": 1}}
+    free = dict((k, dict(v, reserved=0)) for k, v in drained.items())
+    ans = accepted(nova(conf, root, [dict(before[0], inventory=free)], allocations=allocs))
+    assert children(ans)[exp["name"]]["inventory"] == free      # total stays 4 although 2 VFs are left
+    assert ans["allocations"] == allocs and ans["allocations_changed"] is False
+    # 4. a vGPU provider: Nova writes reserved 0 on every update
+    root = str(tmp_path / "gpu")
+    accelsim.render_tree("gpu-mdev", root)
+    functions = CASES["gpu-mdev"][2]
+    disc = discover(Sysfs(root=root))
+    (exp,) = nc.nova_expected_providers(functions, disc, {"host": NODE}, NODE)
+    inv = {"VGPU": {"total": exp["total"], "reserved": exp["total"], "min_unit": 1, "max_unit": exp["total"],
+                    "step_size": 1, "allocation_ratio": 1.0}}
+    ans = accepted(nova(nc.render(functions, disc, {"host": NODE})["nova_conf"], root,
+                        [{"name": exp["name"], "uuid": PROVIDER_UUID, "traits": ["OWNER_NOVA"], "inventory": inv}]))
+    assert children(ans)[exp["name"]]["inventory"]["VGPU"]["reserved"] == 0

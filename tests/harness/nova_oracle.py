@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What Nova would report to Placement for one host, decided by Nova's own code (run with .venv-nova's python).
 
-Reads a JSON request on stdin and prints a JSON answer on stdout:
+Reads a JSON request on stdin and prints a JSON answer on stdout (``--serve``: one per line, until stdin ends):
 
   request: {"nova_conf": text, "nodename": str, "sysfs": a host tree whose sys/ stands for /sys,
             "api_conf": the nova-api/scheduler file (optional: the Placement request group of each alias),
@@ -15,8 +15,8 @@ Reads a JSON request on stdin and prints a JSON answer on stdout:
             "allocations": the allocations as Nova would write them back, "allocations_changed": bool,
             "api": {"pci_in_placement": bool, "groups": {alias: [{"resources", "required_traits"}]}}}
 
-With ``sysfs`` the script re-runs itself in a private mount namespace (root only) where that tree's sys/ is
-bind-mounted on /sys, because Nova reads /sys itself (``nova.pci.utils.is_physical_function`` decides from
+The script re-runs itself in a private mount namespace (root only) and, for a request with ``sysfs``, bind-mounts
+that tree's sys/ on /sys while it answers, because Nova reads /sys itself (``nova.pci.utils.is_physical_function`` decides from
 ``sriov_totalvfs`` whether a device_spec address is a PF that matches its VFs; the PF's MAC comes from its net/).
 
 Nova's code does the work: oslo.config parses the file with every nova.conf option registered;
@@ -43,6 +43,7 @@ import traceback
 from xml.sax.saxutils import escape
 
 SYS = "/sys"
+_STATE = {}     # what --serve keeps between requests: the work directory, the database made once
 
 
 def _read(path, default=None):
@@ -184,7 +185,7 @@ def oracle(req):
         conf = nova.conf.CONF
 
         stage = "config"
-        work = tempfile.mkdtemp(prefix="nova-oracle-")
+        work = _STATE.setdefault("work", tempfile.mkdtemp(prefix="nova-oracle-"))
         path = os.path.join(work, "nova.conf")
         with open(path, "w") as f:
             f.write(req["nova_conf"])
@@ -197,6 +198,7 @@ def oracle(req):
             "enabled_mdev_types": list(conf.devices.enabled_mdev_types),
         }
         stage = "alias"
+        pci_request.get_alias_from_config.cache_clear()   # nova-api reads it once per process; --serve re-reads
         ans["conf"]["aliases"] = sorted(pci_request.get_alias_from_config())
 
         stage = "libvirt"
@@ -220,7 +222,9 @@ def oracle(req):
         drv.supported_vgpu_types = drv._get_supported_vgpu_types()
 
         stage = "pci-tracker"
-        migration.db_sync()
+        if not _STATE.get("db"):
+            migration.db_sync()
+            _STATE["db"] = True
         ctx = nova_context.get_admin_context()
         tracker = pci_manager.PciDevTracker(ctx, objects.ComputeNode(id=1, numa_topology=None))
         tracker.update_devices_from_hypervisor_resources(json.dumps(infos))
@@ -253,6 +257,7 @@ def oracle(req):
                 f.write(req["api_conf"])
             conf([], project="nova", default_config_files=[path])
             ans["api"] = {"pci_in_placement": conf.filter_scheduler.pci_in_placement, "groups": {}}
+            pci_request.get_alias_from_config.cache_clear()
             stage = "api-request"
             for name in sorted(pci_request.get_alias_from_config()):
                 flavor = objects.Flavor(extra_specs={"pci_passthrough:alias": "%s:1" % name})
@@ -267,23 +272,40 @@ def oracle(req):
     return ans
 
 
-def main():
-    req = json.load(sys.stdin)
+def handle(req):
+    """One request; with ``sysfs``, that tree's sys/ is bind-mounted on /sys for its duration."""
     sysfs = req.pop("sysfs", None)
-    if sysfs and os.environ.get("NOVA_ORACLE_IN_NS") != "1":
+    if not sysfs:
+        return oracle(req)
+    mounted = subprocess.run(["mount", "--bind", os.path.join(sysfs, "sys"), SYS], capture_output=True, text=True,
+                             check=False)
+    if mounted.returncode != 0:
+        return {"error": {"type": "MountError", "message": mounted.stderr.strip(), "stage": "sysfs",
+                          "traceback": ""}}
+    try:
+        return oracle(req)
+    finally:
+        subprocess.run(["umount", SYS], check=False)
+
+
+def main(argv):
+    """``nova_oracle.py``: one JSON request on stdin, one answer. ``nova_oracle.py --serve``: one request per
+    line, one answer per line, until stdin ends (Nova is imported once)."""
+    if os.environ.get("NOVA_ORACLE_IN_NS") != "1":
         # Nova reads /sys itself: give it the simulated host's, in a mount namespace of its own
         env = dict(os.environ, NOVA_ORACLE_IN_NS="1")
-        script = 'mount --bind "$1" /sys && exec "$2" "$3"'
-        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
-                            os.path.join(sysfs, "sys"), sys.executable, os.path.abspath(__file__)],
-                           input=json.dumps(req), capture_output=True, text=True, env=env, check=False)
-        sys.stderr.write(p.stderr)
-        sys.stdout.write(p.stdout)
-        return p.returncode
-    json.dump(oracle(req), sys.stdout, sort_keys=True, default=str)
+        return subprocess.call(["unshare", "--mount", "--propagation", "private", sys.executable,
+                                os.path.abspath(__file__)] + argv, env=env)
+    if argv == ["--serve"]:
+        for line in sys.stdin:
+            if line.strip():
+                sys.stdout.write(json.dumps(handle(json.loads(line)), sort_keys=True, default=str) + "\n")
+                sys.stdout.flush()
+        return 0
+    json.dump(handle(json.load(sys.stdin)), sys.stdout, sort_keys=True, default=str)
     sys.stdout.write("\n")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

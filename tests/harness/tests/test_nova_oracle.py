@@ -54,6 +54,26 @@ def _need_nova():
         pytest.skip(why)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _oracle(tmp_path_factory):
+    """One nova_oracle.py --serve for the module (Nova is imported once); its stderr goes to a file."""
+    if not os.access(NOVA_PYTHON, os.X_OK) or os.geteuid() != 0:
+        yield None
+        return
+    log = str(tmp_path_factory.mktemp("nova-oracle-log") / "stderr")
+    with open(log, "w") as err:
+        proc = subprocess.Popen([NOVA_PYTHON, ORACLE, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+    _SERVER.update(proc=proc, log=log)
+    yield proc
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    _SERVER.clear()
+
+
+_SERVER = {}
+
+
 def nova(nova_conf, root, providers=None, api_conf=None, allocations=None):
     """Nova's answer (see nova_oracle.py) for this nova.conf (and nova-api file) on the host tree ``root``."""
     _need_nova()
@@ -62,10 +82,14 @@ def nova(nova_conf, root, providers=None, api_conf=None, allocations=None):
         req["api_conf"] = api_conf
     if allocations is not None:
         req["allocations"] = allocations
-    p = subprocess.run([NOVA_PYTHON, ORACLE], input=json.dumps(req), capture_output=True, text=True, timeout=300,
-                       check=False)
-    assert p.returncode == 0 and p.stdout.strip(), "nova_oracle.py failed:\n%s" % p.stderr[-4000:]
-    return json.loads(p.stdout)
+    proc = _SERVER["proc"]
+    proc.stdin.write(json.dumps(req) + "\n")
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    if not line:
+        with open(_SERVER["log"]) as f:
+            pytest.fail("nova_oracle.py stopped:\n%s" % f.read()[-4000:])
+    return json.loads(line)
 
 
 def accepted(ans):

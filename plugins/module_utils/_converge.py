@@ -28,6 +28,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmod
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
     DeclarationError,
     allow_list_refusal,
+    check_reporting,
+    reporters,
     resolve,
     validate,
 )
@@ -250,7 +252,7 @@ class Converge(object):
         self.sysfs = sysfs
         self.check_mode = module.check_mode
         self.result = {"changed": False, "error": None, "cards": [], "problems": [], "function_names": {},
-                       "overrides": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
+                       "overrides": {}, "reporters": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
                        "drift": [], "discovery": None, "lock": None}
 
     def discover(self):
@@ -265,6 +267,7 @@ class Converge(object):
         p = self.p
         try:
             functions = validate(p["functions"], where="functions")
+            self.reporting = check_reporting(p["reporting"])
         except DeclarationError as e:
             self.result["error"] = str(e)
             return str(e)
@@ -293,7 +296,7 @@ class Converge(object):
         before = resolve(functions, found, validated=True)
         cards = card_records(before, p["placement_in_use"], p["safe_mode"])
         r.update(discovery=found, cards=cards, problems=before["problems"], function_names=before["function_names"],
-                 overrides=overrides(before))
+                 overrides=overrides(before), reporters=reporters(before, found, self.reporting))
         only = None if p["cards"] is None else set(p["cards"])
         todo = [c for c in cards if c["status"] == "todo" and (only is None or c["address"] in only)]
         jobs = []
@@ -330,7 +333,8 @@ class Converge(object):
         r["changed"] = any(o["applied"] for o in r["applied"].values())
         now = self.discover()
         after = resolve(functions, now, validated=True)
-        r.update(discovery=now, function_names=after["function_names"], overrides=overrides(after))
+        r.update(discovery=now, function_names=after["function_names"], overrides=overrides(after),
+                 reporters=reporters(after, now, self.reporting))
         carried = set((a["address"], a["function"]) for a in after["assignments"] if not a["change_needed"])
         for card in ran:
             ok = (card["address"], card["function"]) in carried

@@ -37,6 +37,7 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import reporter_provider_name
 
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
 NOVA_STANDARD_CLASSES = ("VGPU", "PGPU", "FPGA", "SRIOV_NET_VF", "PCI_DEVICE")
@@ -430,13 +431,13 @@ def _spec_matches(spec, rec, pfs):
 def nova_pgpu_provider_name(nodename, address):
     """Nova's name for the provider of an mdev parent: ``<nodename>_<libvirt node device name>``, libvirt naming
     a PCI device ``pci_DDDD_BB_SS_F`` (lower-case hex), e.g. ``compute1_pci_0000_84_00_0``."""
-    return "%s_pci_%s" % (nodename, address.lower().replace(":", "_").replace(".", "_"))
+    return reporter_provider_name(nodename, address, "nova", mdev=True)
 
 
 def nova_pci_provider_name(nodename, address):
     """Nova's name for a PCI provider (pci_placement_translator): ``<nodename>_<address upper-case>``, the PF's
     address for VFs, e.g. ``compute1_0000:D8:00.0``."""
-    return "%s_%s" % (nodename, address.upper())
+    return reporter_provider_name(nodename, address, "nova")
 
 
 def nova_expected_providers(functions, discovery, options=None, nodename=None):

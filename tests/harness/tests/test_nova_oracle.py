@@ -30,6 +30,7 @@ if SIMULATOR not in sys.path:
 
 import accelsim  # noqa: E402  pylint: disable=wrong-import-position
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _novaconf as nc  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
@@ -262,6 +263,21 @@ def test_a_host_with_no_device_spec_keeps_reporting_pci_defect_10(hosts, functio
     refused = nova(without, root, before)
     assert refused["error"] and refused["error"]["type"] == "PlacementPciException"
     assert "does not support disabling" in refused["error"]["message"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_collection_targets_novas_providers_by_novas_names(hosts, case):
+    """With Nova's config from the declaration (the reporter the converge picks then), the providers the
+    collection's Placement code (desired_providers with the converge's reporters) puts function traits on and
+    reads back are Nova's own, by name."""
+    _root, disc, functions, _r, ans = hosts(case)
+    accepted(ans)
+    reporting = _declaration.check_reporting({"nova": True})
+    reporters = _declaration.reporters(_declaration.resolve(functions, disc), disc, reporting)
+    ours = [p for p in P.desired_providers(NODE, disc, reporters=reporters) if p["reporter"] == "nova"]
+    assert ours, "no device reported by Nova here: the check would prove nothing"
+    got = children(ans)
+    assert sorted(set(p["name"] for p in ours)) == sorted(got)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -25,7 +25,8 @@ The declaration (``accelerator_host_functions``) is resolved against the host's 
   cyborg.conf ``[agent] enabled_drivers``.
 
 Everything is deterministic (sorted, JSON with sorted keys), so rendering twice gives the same bytes.
-Standard library only (controller and host).
+Standard library only; controller side (the ``nova_device_config`` filter): it reads the Placement code's
+function traits (``_placement.family_specs``) so that Nova's providers carry the same ones.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +38,8 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import reporter_provider_name
 
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
@@ -266,6 +269,8 @@ class _Renderer:
                 device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
         device_type = a["nova"]["device_type"] or device_type
         traits = _traits(a)
+        if not physnet:
+            traits += [t for t in self._discovered_function_traits(card, addrs, kind) if t not in traits]
         for addr in addrs:
             spec = {"vendor_id": vendor, "product_id": product, "address": addr}
             if physnet:
@@ -294,6 +299,22 @@ class _Renderer:
             return
         if alias not in have:
             have.append(alias)
+
+    def _discovered_function_traits(self, card, addrs, kind):
+        """The function traits the collection's Placement code gives the units Nova will pool on these devices'
+        providers (the discovered function's own trait: an FPGA's function id, a vGPU type's name). Nova writes a
+        PCI provider's traits from the device_spec alone and drops any other, so they go into the spec; every
+        spec of one provider gets the same, as Nova refuses VFs of one PF with different traits."""
+        parents = set()
+        for r in self.records:
+            if r["address"] in addrs or (kind == "vfs" and r.get("physfn") == card.get("address")):
+                parents.add(r.get("physfn") or r["address"])
+        out = set()
+        for r in self.records:
+            if (r.get("physfn") or r["address"]) in parents:
+                for spec in _device_specs(r, self.by_addr, self.resolution["function_names"]):
+                    out.update(t for t in spec[3] if is_function_trait(t))
+        return sorted(out)
 
     # -- all ----------------------------------------------------------------------------------------------
 

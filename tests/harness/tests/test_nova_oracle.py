@@ -278,6 +278,13 @@ def test_the_collection_targets_novas_providers_by_novas_names(hosts, case):
     assert ours, "no device reported by Nova here: the check would prove nothing"
     got = children(ans)
     assert sorted(set(p["name"] for p in ours)) == sorted(got)
+    # the function traits it looks for on a PCI provider are there, written by Nova from the device_spec (else
+    # the converge warns on every run, and a trait added from outside would be dropped at Nova's next update)
+    names = _declaration.resolve(functions, disc)["function_names"]
+    for p in P.desired_providers(NODE, disc, reporters=reporters, function_names=names):
+        if p["reporter"] == "nova" and not p["mdev"]:
+            want = set(t for t in p["traits"] if P.is_function_trait(t))
+            assert want <= set(got[p["name"]]["traits"]), (p["name"], sorted(want - set(got[p["name"]]["traits"])))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

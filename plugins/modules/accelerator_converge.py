@@ -119,9 +119,9 @@ options:
   reporting:
     description:
       - Who reports the host's devices to Placement (one reporter per device; C(docs/placement.md), "Reporters"),
-        as the deployment has it. Keys C(reporter) (V(auto), V(nova), V(cyborg) or V(accelops); not V(auto): every
+        as the deployment has it. Keys C(reporter) (V(auto), V(nova), V(cyborg) or V(accelops); any but V(auto) is every
         card's reporter), C(nova) (V(true) when Nova's configuration for the host comes from this declaration,
-        M(accelops.lifecycle.nova_compute_config), with PCI in Placement) and C(cyborg_families) (the device
+        the C(accelops.lifecycle.nova_compute_config) role, with PCI in Placement) and C(cyborg_families) (the device
         families Cyborg's agent reports on the host).
       - A declaration entry's own C(reporter) wins. With V(auto), a declared card is Cyborg's when its family is in
         C(cyborg_families), else Nova's when C(nova) is true, else this collection's. The result's RV(reporters)

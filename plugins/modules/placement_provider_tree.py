@@ -133,7 +133,7 @@ options:
       - V(nova) writes no provider; on Nova's vGPU provider of an mdev GPU (C(<root>_pci_0000_84_00_0)) it adds
         the function traits (Nova keeps traits added from outside there); Nova's PCI providers
         (C(<root>_<ADDRESS>)) are read back only, since Nova writes their traits from the C(device_spec)
-        C(traits) tag (M(accelops.lifecycle.nova_compute_config) renders it) and removes any other.
+        C(traits) tag (the C(accelops.lifecycle.nova_compute_config) role renders it) and removes any other.
       - Until Nova or Cyborg has made its provider, the unit is reported with the action C(awaiting).
     type: str
     choices: [accelops, cyborg, nova]

@@ -12,7 +12,7 @@ import re
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import REPORTERS, reporter_provider_name  # noqa: F401
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import REPORTERS, reporter_provider_name  # noqa: F401 pylint: disable=unused-import
 
 OWNER_TRAIT = "CUSTOM_OWNER_ACCELOPS"
 FOREIGN_OWNER_TRAITS = ("OWNER_CYBORG", "OWNER_NOVA")
@@ -129,6 +129,7 @@ HOLD_CONSUMER_TYPE = "ACCELOPS_DRAIN"
 
 def hold_consumer(provider_uuid):
     return str(uuidlib.uuid5(HOLD_NAMESPACE, provider_uuid))
+
 
 def inventory(total, reserved=0, min_unit=1, max_unit=None, step_size=1, allocation_ratio=1.0):
     total = int(total)

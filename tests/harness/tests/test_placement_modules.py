@@ -346,7 +346,9 @@ def test_a_nova_reported_unit_is_drained_by_a_hold_that_nova_cannot_undo(env, ca
     r = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
     p = by_name(r)[name]
     assert p["action"] == "foreign" and p["held"] == {"SRIOV_NET_VF": 5} and p["drained"] is True, p
-    usages = lambda: env.get("/resource_providers/%s/usages" % nova["uuid"])["usages"]  # noqa: E731
+
+    def usages():
+        return env.get("/resource_providers/%s/usages" % nova["uuid"])["usages"]
     assert usages() == {"SRIOV_NET_VF": 8}
     # Nova's next periodic update writes its inventory back as it sees it: the hold stays, nothing is free
     env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8, "reserved": 0}})

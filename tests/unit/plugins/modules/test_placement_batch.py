@@ -369,7 +369,7 @@ def test_a_reporter_that_has_not_reported_yet_is_awaited_not_replaced(fake):
     before = len(fake.rps)
     r = run(fake, [spec("cn1", [fpga()], reporter="cyborg")])
     assert r["providers"][0]["action"] == "awaiting" and r["summary"]["awaiting"] == 1
-    assert len(fake.rps) == before and not any(m in ("POST", "PUT") for m, _ in fake.sent)
+    assert len(fake.rps) == before and not any(m in ("POST", "PUT") for m, dummy in fake.sent)
     assert any("Cyborg has not reported 0000:5e:00.0 yet" in w for w in r["warnings"])
 
 
@@ -394,7 +394,7 @@ def test_a_device_another_service_reports_is_refused_naming_both(fake):
     msg = str(e.value)
     assert "one reporter per device" in msg and "0000:d8:00.0 is reported by nova as cn1_0000:D8:00.0" in msg
     assert "0000:5e:00.0 is reported by cyborg as cn1_0000:5e:00.0" in msg
-    assert "cn1_accelops_0000:d8:00.0" in msg and not any(m in ("POST", "PUT") for m, _ in fake.sent)
+    assert "cn1_accelops_0000:d8:00.0" in msg and not any(m in ("POST", "PUT") for m, dummy in fake.sent)
 
 
 def test_own_provider_under_its_old_name_is_renamed_in_place(fake):

@@ -29,6 +29,7 @@ if SIMULATOR not in sys.path:
     sys.path.insert(0, SIMULATOR)
 
 import accelsim  # noqa: E402  pylint: disable=wrong-import-position
+import servicelib  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _novaconf as nc  # noqa: E402
@@ -36,7 +37,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _placeme
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
-NOVA_PYTHON = os.path.join(TOP, ".venv-nova", "bin", "python")
+NOVA_PYTHON = os.path.join(servicelib.service_venv("nova"), "bin", "python")    # $ACCELOPS_NOVA_VENV or .venv-nova
 ORACLE = os.path.join(HARNESS, "nova_oracle.py")
 NODE = "cn1.example.org"
 SHA = "ab" * 32

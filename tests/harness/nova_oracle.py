@@ -42,6 +42,9 @@ import tempfile
 import traceback
 from xml.sax.saxutils import escape
 
+# this directory holds the harness's fixtures.py, which would hide the ``fixtures`` package Nova imports
+sys.path[:] = [x for x in sys.path if os.path.abspath(x or ".") != os.path.dirname(os.path.abspath(__file__))]
+
 SYS = "/sys"
 _STATE = {}     # what --serve keeps between requests: the work directory, the database made once
 

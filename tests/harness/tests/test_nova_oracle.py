@@ -346,3 +346,57 @@ def test_drain_what_nova_keeps_and_what_it_rewrites(tmp_path):
     ans = accepted(nova(nc.render(functions, disc, {"host": NODE})["nova_conf"], root,
                         [{"name": exp["name"], "uuid": PROVIDER_UUID, "traits": ["OWNER_NOVA"], "inventory": inv}]))
     assert children(ans)[exp["name"]]["inventory"]["VGPU"]["reserved"] == 0
+
+
+FUNCTIONAL = os.path.join(HARNESS, "nova_functional.py")
+
+
+def fake_libvirt_devices(expected, disc):
+    """The devices of Nova's providers for Nova's fake libvirt, laid out as it lays them out (a PF at function 0,
+    its VFs in the functions after it): same ids, same PF addresses, as many VFs."""
+    by_addr = dict((r["address"], r) for r in disc["accelerators"])
+    out = []
+    for p in expected:
+        rec = by_addr[p["address"]]
+        _dom, bus, rest = p["address"].split(":")
+        slot, fn = (int(x, 16) for x in rest.split("."))
+        vfs = [by_addr[a] for a in p["devices"] if by_addr[a].get("physfn") == p["address"]]
+        kind = "PF" if (rec.get("sriov") or {}).get("totalvfs") else "PCI"
+        dev = {"type": kind, "bus": int(bus, 16), "slot": slot, "function": fn, "vendor_id": rec["vendor_id"],
+               "product_id": rec["device_id"]}
+        if kind == "PF":
+            dev["vf_ratio"] = len(vfs)
+        out.append(dev)
+        for i, vf in enumerate(vfs):
+            assert fn == 0, "the fake libvirt puts VFs after a PF at function 0"
+            out.append({"type": "VF", "bus": int(bus, 16), "slot": slot + (i + 1) // 8, "function": (i + 1) % 8,
+                        "vendor_id": vf["vendor_id"], "product_id": vf["device_id"], "vf_ratio": len(vfs),
+                        "parent": [int(bus, 16), slot, fn]})
+    return out
+
+
+@pytest.mark.parametrize("case", ["nic-sriov", "qat"])
+def test_a_server_boots_on_novas_provider_with_the_function_in_novas_functional_harness(hosts, case, tmp_path):
+    """The stretch goal: Nova's own functional harness (fake libvirt, real API, scheduler with the PCI-in-Placement
+    prefilter, conductor, compute, in-process Placement) with the rendered device_spec and alias boots a server
+    whose flavor asks for the function; its PCI allocation is on Nova's provider that carries the function trait."""
+    _need_nova()
+    _root, disc, functions, rendered, _ans = hosts(case)
+    expected = [p for p in nc.nova_expected_providers(functions, disc, {"host": NODE}, NODE) if p["kind"] == "pci"]
+    alias = rendered["aliases"][0]["name"]
+    req = {"nodename": NODE, "device_spec": [json.dumps(s) for s in rendered["device_specs"]],
+           "alias": [json.dumps(a) for a in rendered["aliases"]], "request_alias": alias,
+           "devices": fake_libvirt_devices(expected, disc),
+           "pfs": [r["address"] for r in disc["accelerators"] if (r.get("sriov") or {}).get("totalvfs")]}
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(req))
+    p = subprocess.run([NOVA_PYTHON, FUNCTIONAL, str(path)], capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 0 and p.stdout.strip(), p.stderr[-4000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["ok"] and out["status"] == "ACTIVE", out["error"]
+    pci = [x for x in out["providers"] if x["name"] != NODE]
+    assert len(pci) == 1, out["providers"]
+    names = dict((e["name"], e) for e in expected)
+    assert pci[0]["name"] in names
+    assert pci[0]["resources"] == {names[pci[0]["name"]]["resource_class"]: 1}
+    assert nc._naming.function_trait(alias) in pci[0]["traits"]

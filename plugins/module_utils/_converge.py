@@ -48,6 +48,8 @@ PROGRAMS = {
              "libvirt_run_dir": "libvirt_run_dir"},
     "vfs": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
             "libvirt_run_dir": "libvirt_run_dir"},
+    "mig": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+            "libvirt_run_dir": "libvirt_run_dir"},
 }
 
 
@@ -198,6 +200,8 @@ def program_for(kind):
         from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
     elif kind == "vgpu":
         from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
+    elif kind == "mig":
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import PROGRAM
     else:
         from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
     return PROGRAM

@@ -93,6 +93,12 @@ def card_in_use(card, by_address):
                 for who in unit.get("in_use_by") or [{}]:
                     evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
                                                       who.get("name") or who.get("evidence") or ""))
+    # a MIG GPU's instances are units of the card too (discovery lists them, with their holders, under gpu.mig)
+    mig = (card.get("gpu") or {}).get("mig") if isinstance(card.get("gpu"), dict) else None
+    for gi in (mig or {}).get("gpu_instances") or []:
+        for who in gi.get("in_use_by") or []:
+            evidence.append("mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
+                                                                who.get("evidence") or who.get("name") or ""))
     return bool(evidence), evidence
 
 

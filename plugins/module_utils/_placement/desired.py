@@ -54,6 +54,9 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
     collection only adds the function traits where that reporter keeps them, and reads the rest back)."""
     recs = _records(discovery, option)
     reporters = reporters or {}
+    # Cyborg's agent names its providers after socket.gethostname(), which discovery reports, not after the
+    # compute node provider Nova named (often the FQDN)
+    cyborg_prefix = prefix or discovery_hostname(discovery) or host
     prefix = prefix or host
     by_addr = dict((r.get("address"), r) for r in recs if isinstance(r, dict))
     overrides = overrides or {}
@@ -77,7 +80,7 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
             mdev = rep == "nova" and rc == "VGPU" and bool((rec.get("gpu") or {}).get("mdev_types"))
             # Nova reports a PCI device on the provider of its PF (or of itself when it has none)
             named = unit_addr if rep != "nova" or mdev else (rec.get("physfn") or rec["address"])
-            name = provider_name(prefix, named, rep, mdev=mdev)
+            name = provider_name(cyborg_prefix if rep == "cyborg" else prefix, named, rep, mdev=mdev)
             ov = overrides.get(unit_addr) or overrides.get(rec["address"]) or {}
             if ov.get("resource_class"):
                 rc = ov["resource_class"]
@@ -107,7 +110,8 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                         "release": rep != "accelops" and _listed_in(undrain, unit_addr, rec["address"], name),
                         "device": rec.get("physfn") or rec["address"],
                         "mdev_capable": bool((rec.get("gpu") or {}).get("mdev_types")),
-                        "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None})
+                        "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None,
+                        "cyborg_name": provider_name(cyborg_prefix, unit_addr, "cyborg")})
     names = [p["name"] for p in out]
     dup = sorted(set(n for n in names if names.count(n) > 1))
     if dup:

@@ -42,6 +42,9 @@ def named_after_root(host_spec, root):
     out = []
     for d in desired:
         rep = d.get("reporter", "accelops")
+        if rep == "cyborg":  # named after Cyborg's host name, not the root's
+            out.append(d)
+            continue
         name = provider_name(root["name"], d.get("named", d["address"]), rep, mdev=d.get("mdev", False))
         legacy = legacy_provider_name(root["name"], d["address"]) if d.get("legacy_name") else None
         out.append(dict(d, name=name, uuid=provider_uuid(name), legacy_name=legacy))
@@ -82,7 +85,7 @@ def other_reporters(children, d, prefix, root_name):
     """The providers Nova or Cyborg already have for the device of the accelops-reported unit ``d``: [(reporter,
     name)]. Two reporters for one device offer it twice; the caller refuses."""
     found = []
-    cyb = children.owned(provider_name(prefix, d["address"], "cyborg"), "cyborg")
+    cyb = children.owned(d.get("cyborg_name") or provider_name(prefix, d["address"], "cyborg"), "cyborg")
     if cyb is not None:
         found.append(("cyborg", cyb["name"]))
     dev = d.get("device") or d["address"]

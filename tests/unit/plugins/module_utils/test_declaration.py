@@ -39,7 +39,7 @@ def fpga(name="gzip", afu=GZIP_AFU, **match):
 @pytest.mark.parametrize("entry,message", [
     ({"match": {"family": "fpga"}, "vfs": {"count": 2}}, "name: is required"),
     ({"name": "bad name", "match": {"family": "nic"}, "vfs": {"count": 2}}, "'bad name' is not valid; accepted form"),
-    ({"name": "x", "match": {"family": "nic"}}, "needs exactly one of fpga, vgpu, vfs, passthrough"),
+    ({"name": "x", "match": {"family": "nic"}}, "needs exactly one of fpga, vgpu, vfs, mig, passthrough"),
     ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 2}, "vgpu": {"type": "t", "count": 1}},
      "needs exactly one of"),
     ({"name": "x", "vfs": {"count": 2}}, "match: needs at least one of address"),
@@ -261,3 +261,36 @@ def test_each_card_gets_one_reporter_from_its_entry_or_the_deployment(lab):
 def test_bad_reporting_is_refused_naming_the_key(reporting, message):
     with pytest.raises(d.DeclarationError, match=re.escape(message)):
         d.check_reporting(reporting)
+
+
+# ------------------------------------------------------------------------------------------------ MIG
+
+@pytest.fixture(scope="module")
+def mig_lab(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("decl-mig") / "a100")
+    accelsim.render_tree("gpu-mig-a100", root)
+    return discover(Sysfs(root=root))
+
+
+def test_a_mig_layout_is_a_declared_function_carried_only_when_every_instance_is_there(mig_lab):
+    gpu = next(r for r in mig_lab["accelerators"] if (r.get("gpu") or {}).get("mig") is not None)
+    have = sorted(gi["name"] for gi in gpu["gpu"]["mig"]["gpu_instances"])
+    same = {"name": "same", "match": {"address": gpu["address"]}, "mig": {"layout": have}}
+    other = {"name": "seven", "match": {"address": gpu["address"]}, "mig": {"layout": "7 x 1g.5gb"}}
+    (a,) = d.resolve([same], mig_lab)["assignments"]
+    assert a["change_needed"] is False and a["module"] == "accelops.lifecycle.nvidia_mig"
+    (b,) = d.resolve([other], mig_lab)["assignments"]
+    # the lab's GI 2 is held by a process: a layout change is blocked, with the evidence
+    assert b["change_needed"] is True and b["blocked"] is True and "nvidia-cap21" in " ".join(b["in_use_by"])
+    assert b["module_args"] == {"address": gpu["address"], "mode": "enabled", "layout": "7 x 1g.5gb"}
+
+
+@pytest.mark.parametrize("mig,message", [
+    ({"layout": "2 x 9g.99"}, "mig: layout: '9g.99' is not a MIG profile name"),
+    ({"mode": "on", "layout": "1g.5gb"}, "mig.mode: 'on' is not a MIG mode; accepted: enabled, disabled"),
+    ({}, "mig.layout: is required with mode enabled"),
+    ({"layout": "1g.5gb", "colour": 1}, "unknown key(s) colour"),
+])
+def test_a_bad_mig_entry_is_refused_naming_the_key(mig, message):
+    with pytest.raises(d.DeclarationError, match=re.escape(message)):
+        d.validate([{"name": "m", "match": {"family": "gpu"}, "mig": mig}])

@@ -360,6 +360,9 @@ def find_gpu(ops, address=None, index=None):
         if (address is not None and g["address"] == address) or (index is not None and g["index"] == index):
             return g
     seen = ", ".join("%d (%s)" % (g["index"], g["address"]) for g in gpus) or "none"
+    if address is None and index is None:
+        raise ProgrammingError("address: give the GPU's PCI address (0000:17:00.0), or gpu, its nvidia-smi index; "
+                               "nvidia-smi lists: %s" % seen)
     if address is not None:
         raise ProgrammingError("address: nvidia-smi does not list a GPU at %s; it lists: %s" % (address, seen))
     raise ProgrammingError("gpu: nvidia-smi does not list GPU %d; it lists: %s" % (index, seen))
@@ -738,7 +741,7 @@ def verify(ops, info, names, mode):
 def desired_from_params(p, ops):
     """Options -> dict(address, gpu, mode, layout, force, persistent); the mig-parted entry is chosen per GPU."""
     address = None
-    if p.get("address"):
+    if p.get("address") is not None:
         address = normalize_address(p["address"])
         if address is None:
             raise ProgrammingError("address: %r is not a PCI address (0000:17:00.0 or 17:00.0)" % p["address"])

@@ -108,6 +108,9 @@ def sandbox():
     with open(gbs, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
     numvfs = open(os.path.join(tree, "sys/bus/pci/devices", NIC_PF, "sriov_numvfs")).read().strip()
+    # lab-all has no MIG GPU: the H100 lab (MIG on, 3g.40gb + 2 x 1g.10gb) beside it
+    mig_tree = os.path.join(d, "mig")
+    accelsim.render_tree(accelsim.load_lab("gpu-mig-h100"), mig_tree)
     endpoint = "http://127.0.0.1:%d" % _closed_port()
     cloud = {"auth_type": "admin_token", "auth": {"endpoint": endpoint, "token": "t"},
              "placement_endpoint_override": endpoint, "accelerator_endpoint_override": endpoint,
@@ -117,6 +120,8 @@ def sandbox():
         "sriov_vfs": {"root": tree, "address": NIC_PF, "num_vfs": int(numvfs), "persistent": False},
         "vgpu": {"root": tree, "addresses": [L40], "count": 0, "persistent": False},
         "fpga_program": {"root": tree, "address": FPGA, "bitstream": gbs, "sha256": sha},
+        "nvidia_mig": {"root": mig_tree, "address": "0000:19:00.0", "mode": "enabled",
+                       "layout": "3g.40gb + 2 x 1g.10gb", "persistent": False},
         "accelerator_converge": {"root": tree, "lock_dir": os.path.join(d, "lock"), "persistent": False,
                                  "functions": [{"name": "qat", "match": {"family": "qat"}, "passthrough": {}}]},
         "placement_provider_tree": {"cloud": cloud, "discovery": {"host": {"hostname": "h"}, "accelerators": []},

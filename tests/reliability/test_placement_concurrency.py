@@ -68,7 +68,7 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
     pl.set_traits(cy["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_INTEL"])
     pl.set_inventories(cy["uuid"], {"FPGA": {"total": 1, "max_unit": 1}})
     args = {"cloud": pl.cloud(), "generation_cache": str(tmp_path / "gen.json"),
-            "reporters": {CYBORG_ADDR: "cyborg"}}
+            "reporters": {CYBORG_ADDR: "cyborg"}, "name_prefix": ROOT_NAME}
     first = run_module(tree_mod.main, dict(args, discovery=discovery(HOST, round_records(0))))
     assert first.kind == "exit", first
     owned = [p["uuid"] for p in first.result["providers"] if p["owner"] == "accelops"]

@@ -217,6 +217,8 @@ mig-configs:
     ({"layout": "1g.10gb", "mode": "disabled"}, "layout: a layout needs mode: enabled"),
     ({"address": "0000:99:00.0", "layout": "1g.10gb"}, "address: nvidia-smi does not list a GPU at 0000:99:00.0"),
     ({"address": "zz", "layout": "1g.10gb"}, "address: 'zz' is not a PCI address"),
+    # found by the hostile-input sweep: an empty address was a traceback
+    ({"address": "", "layout": "1g.10gb"}, "address: '' is not a PCI address"),
     ({}, "one of layout, mig_parted_config or mode is needed"),
 ])
 def test_bad_input_names_the_option(h100, tmp_path, extra, needle):

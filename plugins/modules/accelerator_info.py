@@ -251,6 +251,9 @@ accelerators:
         - SR-IOV (totalvfs, numvfs, vf_device_id, vfs, vf_units); totalvfs 0 when not SR-IOV capable.
         - C(vf_units) is null unless O(vf_detail=summary) folded the PF's VFs into this record; then it lists
           their units (kind, id, address, type, iommu_group, in_use, in_use_by, vf_index, driver, mac, netdev).
+        - A VF's own unit there (kind vf) is compact; it leaves out C(id) (its address), C(type) when null,
+          C(in_use_by) when empty and C(vf_index) when it is the VF's place in C(sriov.vfs). Read it with
+          defaults (C(unit.in_use_by | default([]))); see C(docs/discovery.md), "VF detail".
       type: dict
     physfn:
       description: For a VF, its PF's address; null otherwise.

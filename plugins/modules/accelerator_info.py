@@ -96,7 +96,8 @@ options:
       - V(full) makes every VF a record of its own, with every key of a record.
       - V(summary) reports a VF whose PF is reported too only as units in the PF record's C(sriov.vf_units)
         (the VF itself and any mdev on it, each with the VF's C(vf_index), C(driver), C(mac) and C(netdev),
-        and the in-use evidence); its warnings go to the PF record, prefixed with its address. A VF whose PF
+        and the in-use evidence; the VF's own unit in a compact form, see the C(sriov) return value); its warnings
+        go to the PF record, prefixed with its address. A VF whose PF
         is not reported (filtered out) is still a full record.
       - V(summary) reads and returns far less on hosts with thousands of VFs (a result about a quarter of the
         size, the module call about half the time). Placement reporting

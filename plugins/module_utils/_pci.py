@@ -416,6 +416,7 @@ def scan(sysfs):
     cache = {}
     readlink = os.readlink
     bound = _bound_functions(sysfs, names) if names else None
+    by_target = {}  # physfn link target -> (PF address or None, the PF's VF list in cache)
     get_bound = (bound or {}).get
     for name in names:
         address = normalize_address(name)
@@ -465,13 +466,14 @@ def scan(sysfs):
                 f.iommu_group = g
                 groups.setdefault(g, []).append(address)
         if pf:
-            f.physfn = pfa = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
-            if pfa:
-                vfs_of = cache.get(("vfs", pfa))
-                if vfs_of is None:
-                    cache[("vfs", pfa)] = [address]
-                else:
-                    vfs_of.append(address)
+            # the VFs of a PF share one link target: its PF's address and VF list are worked out once
+            vfs_of = by_target.get(pf)
+            if vfs_of is None:
+                pfa = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+                vfs_of = by_target[pf] = (pfa, cache.setdefault(("vfs", pfa), []) if pfa else None)
+            f.physfn = vfs_of[0]
+            if vfs_of[1] is not None:
+                vfs_of[1].append(address)
         functions[address] = f
     return PciScan(functions, groups, warnings)
 

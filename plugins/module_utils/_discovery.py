@@ -278,7 +278,7 @@ def _fill_record(rec, func, driver, ctx):
 def _vf_unit_order(pf):
     """The sort key of ``sriov.vf_units``: by VF index (VFs without one last, by address), a VF's own unit first.
     A VF's own unit leaves out its index when it is its place in the PF's ``sriov.vfs`` (``pf``'s)."""
-    position = pf.vf_position
+    position = pf.vf_positions().get
 
     def order(u):
         i = u["vf_index"] if "vf_index" in u else position(u["address"])
@@ -295,7 +295,8 @@ def vf_units(func, driver, ctx, pf=None):
         extra = _describe(func, driver, ctx, folded=True)
         nic = extra.get("nic")
         ifs = nic.get("interfaces") if nic else None
-        vf_index = pf.vf_position(func.address) if pf is not None else ctx.scan.vf_index(func)
+        # with the PF at hand the VF's own unit leaves its index out (its place in the PF's sriov.vfs)
+        vf_index = None if pf is not None else ctx.scan.vf_index(func)
         mac = nic.get("mac") if nic else None
         netdev = ifs[0].get("name") if ifs else None
         address = func.address
@@ -312,6 +313,8 @@ def vf_units(func, driver, ctx, pf=None):
         units = [_folded_vf_unit(address, extra.get("unit_type"), group, ev, vf_index, pf is not None, drv, mac, netdev)]
         more_units = extra.get("units")
         if more_units:
+            if pf is not None:
+                vf_index = pf.vf_position(address)
             more = {"vf_index": vf_index, "driver": drv, "mac": mac, "netdev": netdev}
             for u in more_units:
                 unit = _unit(u["kind"], u["id"], u.get("address", address), u.get("type"), u.get("iommu_group"),

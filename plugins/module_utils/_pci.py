@@ -330,14 +330,18 @@ class PciFunction(object):
 
     def vf_position(self, address):
         """The N of this PF's virtfnN link that points at ``address`` (needs identity()), or None."""
+        return self.vf_positions().get(address)
+
+    def vf_positions(self):
+        """VF address -> the N of this PF's first virtfnN link to it (needs identity(); empty before)."""
         pos = self._vf_pos
         if pos is None:
             if self.vfs is None:
-                return None
+                return {}
             pos = self._vf_pos = {}
             for i, a in enumerate(self.vfs):
                 pos.setdefault(a, i)
-        return pos.get(address)
+        return pos
 
 
 class PciScan(object):

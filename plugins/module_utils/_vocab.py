@@ -81,7 +81,7 @@ def full_unit(unit, vfs=None):
             "id" in unit and "type" in unit and "in_use_by" in unit and "vf_index" in unit):
         return unit
     address = unit.get("address")
-    ev = unit.get("in_use_by") or []
+    ev = unit["in_use_by"] if "in_use_by" in unit else []
     full = {"kind": "vf", "id": unit.get("id", address), "address": address, "type": unit.get("type"),
             "iommu_group": unit.get("iommu_group"), "in_use": unit.get("in_use", bool(ev)), "in_use_by": ev}
     if "vf_index" in unit:

@@ -85,7 +85,7 @@ def fleet(n_hosts, n_cards, settled=False):
             recs.append(rec)
             used = 1 if i % 4 == 0 else 0
             traits = ["CUSTOM_OWNER_ACCELOPS"] + ([TRAITS[afu]] if afu in TRAITS else [])
-            pname = "%s_%s" % (name, rec["address"])
+            pname = "%s_accelops_%s" % (name, rec["address"])
             providers.append({"name": pname, "uuid": "u-" + pname, "generation": 5, "host": name, "traits": traits,
                               "inventories": {"FPGA": {"total": 1, "reserved": 0}} if afu else {},
                               "usages": {"FPGA": used} if afu else {},
@@ -168,7 +168,7 @@ def keeper_bench(args):
         P.converge(conn.placement, reported, {})
         for i, name in enumerate(hosts):
             if i % 8 == 0:
-                rp = _placement(svc, "GET", "/resource_providers?name=%s_0000:86:00.0" % name)["resource_providers"][0]
+                rp = _placement(svc, "GET", "/resource_providers?name=%s_accelops_0000:86:00.0" % name)["resource_providers"][0]
                 _placement(svc, "PUT", "/allocations/%s" % servicelib_uuid(name),
                            {"allocations": {rp["uuid"]: {"resources": {"FPGA": 1}}}, "project_id": "p" * 32,
                             "user_id": "u" * 32, "consumer_generation": None, "consumer_type": "INSTANCE"})

@@ -236,7 +236,7 @@ def host_state(item):
             "host": item.get("placement_host"), "root_provider": item.get("root_provider"),
             "name_prefix": item.get("name_prefix"), "discovery": final["discovery"],
             "function_names": final.get("function_names") or {}, "overrides": final.get("overrides") or {},
-            "drain": state["kept_drained"],
+            "reporters": final.get("reporters") or {}, "drain": state["kept_drained"],
             "undrain": list(item.get("undrain") or []) + [a for a in state["drained"] if a not in state["kept_drained"]],
         }
     report = _ran(item.get("report"))
@@ -279,7 +279,7 @@ def converge_batch(items, step):
         base = {"host": item.get("placement_host"), "root_provider": item.get("root_provider"),
                 "name_prefix": item.get("name_prefix"), "discovery": plan.get("discovery"),
                 "function_names": plan.get("function_names") or {}, "overrides": plan.get("overrides") or {},
-                "undrain": list(item.get("undrain") or [])}
+                "reporters": plan.get("reporters") or {}, "undrain": list(item.get("undrain") or [])}
         if base["discovery"] is None:
             continue
         if step == "check" and s["plan_only"]:

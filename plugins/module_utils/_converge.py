@@ -28,6 +28,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmod
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
     DeclarationError,
     allow_list_refusal,
+    check_reporting,
+    reporters,
     resolve,
     validate,
 )
@@ -45,6 +47,8 @@ PROGRAMS = {
     "vgpu": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
              "libvirt_run_dir": "libvirt_run_dir"},
     "vfs": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+            "libvirt_run_dir": "libvirt_run_dir"},
+    "mig": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
             "libvirt_run_dir": "libvirt_run_dir"},
 }
 
@@ -196,6 +200,8 @@ def program_for(kind):
         from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
     elif kind == "vgpu":
         from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
+    elif kind == "mig":
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import PROGRAM
     else:
         from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
     return PROGRAM
@@ -250,7 +256,7 @@ class Converge(object):
         self.sysfs = sysfs
         self.check_mode = module.check_mode
         self.result = {"changed": False, "error": None, "cards": [], "problems": [], "function_names": {},
-                       "overrides": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
+                       "overrides": {}, "reporters": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
                        "drift": [], "discovery": None, "lock": None}
 
     def discover(self):
@@ -265,6 +271,7 @@ class Converge(object):
         p = self.p
         try:
             functions = validate(p["functions"], where="functions")
+            self.reporting = check_reporting(p["reporting"])
         except DeclarationError as e:
             self.result["error"] = str(e)
             return str(e)
@@ -293,7 +300,7 @@ class Converge(object):
         before = resolve(functions, found, validated=True)
         cards = card_records(before, p["placement_in_use"], p["safe_mode"])
         r.update(discovery=found, cards=cards, problems=before["problems"], function_names=before["function_names"],
-                 overrides=overrides(before))
+                 overrides=overrides(before), reporters=reporters(before, found, self.reporting))
         only = None if p["cards"] is None else set(p["cards"])
         todo = [c for c in cards if c["status"] == "todo" and (only is None or c["address"] in only)]
         jobs = []
@@ -330,7 +337,8 @@ class Converge(object):
         r["changed"] = any(o["applied"] for o in r["applied"].values())
         now = self.discover()
         after = resolve(functions, now, validated=True)
-        r.update(discovery=now, function_names=after["function_names"], overrides=overrides(after))
+        r.update(discovery=now, function_names=after["function_names"], overrides=overrides(after),
+                 reporters=reporters(after, now, self.reporting))
         carried = set((a["address"], a["function"]) for a in after["assignments"] if not a["change_needed"])
         for card in ran:
             ok = (card["address"], card["function"]) in carried

@@ -19,15 +19,17 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, card_in_use, function_id
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, card_in_use, function_id
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
 
-KINDS = ("fpga", "vgpu", "vfs", "passthrough")
-KIND_FAMILIES = {"fpga": ("fpga",), "vgpu": ("gpu",), "vfs": None, "passthrough": None}
+KINDS = ("fpga", "vgpu", "vfs", "mig", "passthrough")
+KIND_FAMILIES = {"fpga": ("fpga",), "vgpu": ("gpu",), "vfs": None, "mig": ("gpu",), "passthrough": None}
 KIND_MODULES = {
     "fpga": "accelops.lifecycle.fpga_program",
     "vgpu": "accelops.lifecycle.vgpu",
     "vfs": "accelops.lifecycle.sriov_vfs",
+    "mig": "accelops.lifecycle.nvidia_mig",
     "passthrough": None,
 }
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -36,11 +38,12 @@ SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 UUIDISH_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 VF_DRIVERS_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-ENTRY_KEYS = ("name", "match", "placement", "nova", "description") + KINDS
+ENTRY_KEYS = ("name", "match", "placement", "nova", "description", "reporter") + KINDS
 MATCH_KEYS = ("address", "family", "vendor_id", "device_id", "handler", "count", "numa_node")
 FPGA_KEYS = ("bitstream", "sha256", "function_id", "port", "rollback_bitstream", "rollback_sha256")
 VGPU_KEYS = ("type", "count")
 VFS_KEYS = ("count", "driver", "vfs")
+MIG_KEYS = ("layout", "mode")
 PASSTHROUGH_KEYS = ("driver",)
 PLACEMENT_KEYS = ("traits", "resource_class")
 NOVA_KEYS = ("alias", "numa_policy", "device_type", "managed", "physical_network")
@@ -175,6 +178,21 @@ def _validate_kind(c, kind, raw):
             c.fail("vfs.vfs", "must be a list of mappings (per-VF settings of accelops.lifecycle.sriov_vfs)")
         return {"count": c.integer(v.get("count"), "vfs.count", minimum=1, required=True), "driver": drv,
                 "vfs": list(per_vf or [])}
+    if kind == "mig":
+        m = c.mapping(raw, "mig", MIG_KEYS)
+        mode = m.get("mode", "enabled")
+        if mode not in ("enabled", "disabled"):
+            c.fail("mig.mode", "%r is not a MIG mode; accepted: enabled, disabled" % (mode,))
+        # the MIG engine reads a layout (imported here: loading the declaration's filters does not load it)
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import parse_layout  # pylint: disable=import-outside-toplevel
+        try:
+            names = parse_layout(m.get("layout"), option="layout")
+        except Refusal as e:  # the engine's message names the key and the accepted forms
+            c.fail("mig", str(e))
+        if mode == "enabled" and names is None:
+            c.fail("mig.layout", "is required with mode enabled: a list like [{profile: 1g.10gb, count: 7}], a "
+                                 "mapping {1g.10gb: 7} or a string like '2 x 3g.40gb + 1 x 1g.10gb'")
+        return {"mode": mode, "layout": m.get("layout"), "profiles": names}
     p = c.mapping(raw if raw is not None else {}, "passthrough", PASSTHROUGH_KEYS)
     return {"driver": c.string(p.get("driver"), "passthrough.driver", VF_DRIVERS_RE, "a kernel driver name")}
 
@@ -229,8 +247,12 @@ def validate(functions, where="accelerator_host_functions"):
             c.fail("nova.numa_policy", "accepted: required, legacy, preferred, socket")
         if nova["device_type"] not in (None, "type-PCI", "type-PF", "type-VF"):
             c.fail("nova.device_type", "accepted: type-PCI, type-PF, type-VF")
+        reporter = c.string(raw.get("reporter"), "reporter")
+        if reporter is not None and reporter not in REPORTERS:
+            c.fail("reporter", "%r is not a reporter; accepted: %s" % (reporter, ", ".join(REPORTERS)))
         out.append({
             "name": name,
+            "reporter": reporter,
             "description": raw.get("description") if isinstance(raw.get("description"), str) else None,
             "kind": kind,
             "trait": _naming.function_trait(name),
@@ -315,6 +337,9 @@ def carries(entry, card, by_addr):
                 if vf.get("driver") != drv:
                     return False
         return True
+    if kind == "mig":
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import carries_layout  # pylint: disable=import-outside-toplevel
+        return carries_layout(card, entry["mig"]["mode"], entry["mig"]["profiles"])
     drv = entry["passthrough"]["driver"]
     return drv is None or card.get("driver") == drv
 
@@ -329,6 +354,8 @@ def _compatible(entry, card):
         return "not SR-IOV capable (sriov.totalvfs is 0)"
     if kind == "vfs" and entry["vfs"]["count"] > (card.get("sriov") or {}).get("totalvfs", 0):
         return "vfs.count %d is more than its totalvfs %d" % (entry["vfs"]["count"], card["sriov"]["totalvfs"])
+    if kind == "mig" and (card.get("gpu") or {}).get("mig") is None:
+        return "not a MIG-capable GPU (discovery shows no gpu.mig)"
     if kind == "vgpu":
         gpu = card.get("gpu") or {}
         vendor_vfio = card.get("vendor_id") == "10de" and (card.get("sriov") or {}).get("totalvfs")
@@ -362,6 +389,11 @@ def module_args(entry, address):
         return args
     if kind == "vgpu":
         return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
+    if kind == "mig":
+        args = {"address": address, "mode": entry["mig"]["mode"]}
+        if entry["mig"]["layout"] is not None:
+            args["layout"] = entry["mig"]["layout"]
+        return args
     if kind == "vfs":
         args = {"address": address, "num_vfs": entry["vfs"]["count"]}
         if entry["vfs"]["driver"]:
@@ -453,6 +485,7 @@ def resolve(functions, discovery, validated=False):
                 "module_args": module_args(entry, card["address"]),
                 "placement": entry["placement"],
                 "nova": entry["nova"],
+                "reporter": entry.get("reporter"),
             })
         function_names.update(entry_function_names(entry))
         summary[entry["name"]] = {
@@ -462,6 +495,57 @@ def resolve(functions, discovery, validated=False):
             "blocked": [a["address"] for a in assignments if a["function"] == entry["name"] and a["blocked"]],
         }
     return {"assignments": assignments, "problems": problems, "function_names": function_names, "summary": summary}
+
+
+REPORTING_FORM = ("a dict with reporter (auto, nova, cyborg or accelops), nova (whether Nova's config for the host "
+                  "comes from this declaration with PCI in Placement) and cyborg_families (the families Cyborg's agent "
+                  "reports)")
+
+
+def check_reporting(reporting, option="reporting"):
+    """The deployment's reporting settings, normalised: ``{reporter, nova, cyborg_families}``."""
+    if reporting is None:
+        reporting = {}
+    if not isinstance(reporting, dict):
+        raise DeclarationError("%s: expected %s, got %r" % (option, REPORTING_FORM, reporting))
+    bad = sorted(str(k) for k in reporting if k not in ("reporter", "nova", "cyborg_families"))
+    if bad:
+        raise DeclarationError("%s: unknown key(s) %s; expected %s" % (option, ", ".join(bad), REPORTING_FORM))
+    rep = reporting.get("reporter") or "auto"
+    if rep not in ("auto",) + REPORTERS:
+        raise DeclarationError("%s.reporter: expected auto, %s, got %r" % (option, ", ".join(REPORTERS), rep))
+    nova = reporting.get("nova", False)
+    if not isinstance(nova, bool):
+        raise DeclarationError("%s.nova: expected true or false, got %r" % (option, nova))
+    fams = reporting.get("cyborg_families") or []
+    if not isinstance(fams, list) or any(f not in FAMILIES for f in fams):
+        raise DeclarationError("%s.cyborg_families: expected a list of %s, got %r" % (option, ", ".join(FAMILIES), fams))
+    return {"reporter": rep, "nova": nova, "cyborg_families": list(fams)}
+
+
+def reporter_of(explicit, family, reporting):
+    """Who reports a card: the declaration's ``reporter``; else the deployment's (``reporting.reporter`` unless
+    auto); else Cyborg for the families its agent reports, Nova when Nova's config comes from this declaration,
+    and this collection otherwise."""
+    if explicit:
+        return explicit
+    if reporting["reporter"] != "auto":
+        return reporting["reporter"]
+    if family in reporting["cyborg_families"]:
+        return "cyborg"
+    return "nova" if reporting["nova"] else "accelops"
+
+
+def reporters(resolution, discovery, reporting):
+    """``{card address: reporter}`` for one host: each declared card's (:func:`reporter_of`), and every other card's
+    when the deployment names one reporter for all."""
+    out = {}
+    if reporting["reporter"] != "auto":
+        for card in _cards(discovery)[0]:
+            out[card["address"]] = reporting["reporter"]
+    for a in resolution["assignments"]:
+        out[a["address"]] = reporter_of(a.get("reporter"), a.get("family"), reporting)
+    return out
 
 
 def entry_function_names(entry):

@@ -25,57 +25,33 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
 import stat
-import struct
 import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _inuse
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import family_drivers, for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (  # noqa: F401 pylint: disable=unused-import
+    HEX_ID_RE, FpgaError, Target, is_zero_id, normalize_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError, find_tool, not_installed
 
 __metaclass__ = type
 
-GBS_GUID = b"XeonFPGA\xb7GBSv001"
-XCLBIN_MAGIC = b"xclbin2\0"
-# struct axlf: magic[8], int32 signature length, reserved[28], keyBlock[256], uint64 uniqueId -> header
-_AXLF_HEADER = 8 + 4 + 28 + 256 + 8
-_AXLF_INTERFACE = _AXLF_HEADER + 32      # axlf_header.m_interface_uuid[16]
-_AXLF_VBNV = _AXLF_HEADER + 48           # axlf_header.m_platformVBNV[64]
-_AXLF_UUID = _AXLF_HEADER + 112          # axlf_header.uuid[16]
-_AXLF_MIN = _AXLF_HEADER + 152
 HEADER_LIMIT = 1 << 20                   # metadata is read from the first MiB at most
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 STATE_DIR = "/var/lib/accelops/fpga"
 BOOT_RETRIES = 3
 BOOT_RETRY_DELAY = 10
 
 
-class FpgaError(Refusal):
-    """A refusal or failure with an operator-readable message (the module fails with it); ``extra``: result keys."""
-
-
 # -- ids -------------------------------------------------------------------------------------------
-def normalize_id(value):
-    """A UUID-like id as 32 lower-case hex digits ('0x', dashes, braces and case removed); None for
-    None/empty; the cleaned text (not 32 digits) when it is not one, so that comparisons still fail."""
-    if value is None:
-        return None
-    v = ("%s" % value).strip().lower()
-    if v.startswith("0x"):
-        v = v[2:]
-    v = v.replace("-", "").strip("{}")
-    return v or None
-
-
 def dashed(hexid):
     """32 hex digits as 8-4-4-4-12 (how the tools print UUIDs); other text unchanged."""
     h = normalize_id(hexid)
@@ -84,66 +60,17 @@ def dashed(hexid):
     return hexid
 
 
-def _zero(hexid):
-    return not hexid or set(hexid) <= {"0"}
-
-
 # -- bitstreams --------------------------------------------------------------------------------------
 def parse_bitstream(data):
     """What a bitstream's header says: ``{format, interface_id, function_id, name, platform}`` with ids as
-    32 hex digits. ``data`` is the file's first bytes (the header; a MiB is plenty). Raises
-    :class:`FpgaError` when the format is not recognised or the metadata is broken."""
-    if data[:16] == GBS_GUID:
-        return _parse_gbs(data)
-    if data[:8] == XCLBIN_MAGIC:
-        return _parse_xclbin(data)
-    raise FpgaError("not a bitstream this module knows: neither an Intel GBS (GUID XeonFPGA\\xb7GBSv001) "
-                    "nor a Xilinx xclbin (magic xclbin2)")
-
-
-def _parse_gbs(data):
-    if len(data) < 20:
-        raise FpgaError("GBS file is truncated: no metadata length after the GUID")
-    (length,) = struct.unpack_from("<I", data, 16)
-    if length == 0 or 20 + length > len(data):
-        raise FpgaError("GBS metadata length %d does not fit the file's header" % length)
-    try:
-        meta = json.loads(data[20:20 + length].decode("utf-8"))
-        image = meta["afu-image"]
-        iface = normalize_id(image["interface-uuid"])
-        cluster = image["accelerator-clusters"][0]
-        afu = normalize_id(cluster["accelerator-type-uuid"])
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
-        raise FpgaError("GBS metadata is not valid (afu-image.interface-uuid and "
-                        "afu-image.accelerator-clusters[0].accelerator-type-uuid are needed): %s" % e)
-    for label, v in (("interface-uuid", iface), ("accelerator-type-uuid", afu)):
-        if not v or not HEX_ID_RE.match(v):
-            raise FpgaError("GBS metadata %s is not a UUID: %r" % (label, v))
-    return {"format": "gbs", "interface_id": iface, "function_id": afu,
-            "name": cluster.get("name") if isinstance(cluster, dict) else None,
-            "platform": meta.get("platform-name") if isinstance(meta, dict) else None}
-
-
-def _parse_xclbin(data):
-    # accelsim's simplified xclbin: magic, uint32 length, JSON header (uuid, interface_uuid, platform_vbnv)
-    if len(data) >= 13 and data[12:13] == b"{":
-        (length,) = struct.unpack_from("<I", data, 8)
-        try:
-            hdr = json.loads(data[12:12 + length].decode("utf-8"))
-            iface, xid = normalize_id(hdr["interface_uuid"]), normalize_id(hdr["uuid"])
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise FpgaError("xclbin JSON header is not valid: %s" % e)
-        platform = hdr.get("platform_vbnv")
-    else:
-        if len(data) < _AXLF_MIN:
-            raise FpgaError("xclbin is truncated: %d bytes, the axlf header needs %d" % (len(data), _AXLF_MIN))
-        iface = data[_AXLF_INTERFACE:_AXLF_INTERFACE + 16].hex()
-        xid = data[_AXLF_UUID:_AXLF_UUID + 16].hex()
-        platform = data[_AXLF_VBNV:_AXLF_VBNV + 64].split(b"\0", 1)[0].decode("utf-8", "replace") or None
-    for label, v in (("interface uuid", iface), ("uuid", xid)):
-        if not v or not HEX_ID_RE.match(v) or _zero(v):
-            raise FpgaError("xclbin %s is missing or not a UUID: %r" % (label, v))
-    return {"format": "xclbin", "interface_id": iface, "function_id": xid, "name": None, "platform": platform}
+    32 hex digits. ``data`` is the file's first bytes (the header; a MiB is plenty). The FPGA family whose magic
+    the file starts with parses it. Raises :class:`FpgaError` when no family knows the format or the metadata is
+    broken."""
+    families = [d for d in family_drivers("fpga") if d.bitstream_magic]
+    for drv in families:
+        if data[:len(drv.bitstream_magic)] == drv.bitstream_magic:
+            return drv.parse_bitstream(data)
+    raise FpgaError("not a bitstream this module knows: neither %s" % " nor ".join(d.bitstream_kind for d in families))
 
 
 def stage_bitstream(path, sha256, workdir, label="bitstream"):
@@ -229,37 +156,6 @@ def _kind(mode):
     return "mode %o" % mode
 
 
-# -- the target -----------------------------------------------------------------------------------
-class Target(object):
-    """One programmable thing: an Intel port (dynamic region) or a whole Alveo card (single program)."""
-
-    def __init__(self, address, vendor, model, layout, port, tool, record):
-        self.address = address          # the card's address as the record names it
-        self.vendor = vendor            # intel | xilinx
-        self.model = model              # dynamic | single
-        self.layout = layout            # opae | dfl | xrt
-        self.port = port                # Intel: the port's sysfs name; Xilinx: None
-        self.tool = tool                # fpgaconf | xbmgmt
-        self.record = record
-        self.interface_ids = []         # what the region/shell accepts (hex)
-        self.function_path = None       # host path of the attribute that names the loaded function
-        self.function_glob = None       # the same, as a pattern that survives renumbering at boot
-        self.management = None          # Xilinx: the management PF
-        self.slots = []                 # units that get the function (all of a single-program card)
-        self.related = []               # addresses whose users make the target busy
-        self.port_nodes = []            # Intel: /dev nodes of the port
-
-    @property
-    def name(self):
-        return "%s %s" % (self.address, self.port) if self.port else self.address
-
-    def describe(self):
-        return {"address": self.address, "vendor": self.vendor, "programming_model": self.model,
-                "layout": self.layout, "port": self.port, "management_address": self.management,
-                "interface_ids": list(self.interface_ids), "slots": list(self.slots),
-                "function_path": self.function_path}
-
-
 def discover_card(sysfs, address):
     """The discovery record of the FPGA card at ``address`` (either PF of an Alveo card)."""
     addr = normalize_address(address)
@@ -281,92 +177,11 @@ def discover_card(sysfs, address):
 
 
 def locate(sysfs, address, port=None):
-    """Describe the programmable target at ``address`` (and ``port`` for Intel cards)."""
+    """Describe the programmable target at ``address`` (and ``port`` where the card has several), as the card's
+    family sees it (its driver's ``program_target``)."""
     rec, result = discover_card(sysfs, address)
-    fp = rec["fpga"]
     vfs = [r["address"] for r in result["accelerators"] if r.get("physfn") == rec["address"]]
-    if fp["vendor"] == "intel":
-        return _locate_intel(sysfs, rec, fp, port, vfs, result)
-    return _locate_xilinx(sysfs, rec, fp, port, result)
-
-
-def _locate_intel(sysfs, rec, fp, port, vfs, result):
-    ports = fp.get("ports") or []
-    if not ports or not fp.get("layout"):
-        raise FpgaError("%s: no FPGA port found in sysfs (driver %s); is the OPAE/DFL driver loaded?"
-                        % (rec["address"], rec.get("driver")))
-    chosen = None
-    if port in (None, ""):
-        if len(ports) > 1:
-            raise FpgaError("%s has %d ports (%s); say which one with port" % (
-                rec["address"], len(ports), ", ".join(p["id"] for p in ports)))
-        chosen = ports[0]
-    else:
-        want = "%s" % port
-        for p in ports:
-            if want == p["id"] or want == p["id"].rsplit(".", 1)[-1]:
-                chosen = p
-        if chosen is None:
-            raise FpgaError("%s has no port %r; its ports: %s" % (rec["address"], want, ", ".join(p["id"] for p in ports)))
-    t = Target(rec["address"], "intel", "dynamic", fp["layout"], chosen["id"], "fpgaconf", rec)
-    t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
-    base = "/sys/bus/pci/devices/%s" % rec["address"]
-    rel = _find_rel(sysfs, base, chosen["id"])
-    t.function_path = "%s/%s/afu_id" % (base, rel) if rel else None
-    if fp["layout"] == "opae":
-        t.function_glob = "%s/fpga/intel-fpga-dev.*/intel-fpga-port.*/afu_id" % base
-    else:
-        t.function_glob = "%s/fpga_region/region*/dfl-port.*/afu_id" % base
-    t.slots = [chosen["id"]]
-    t.related = [rec["address"]] + vfs
-    t.port_nodes = ["/dev/%s" % chosen["id"]]
-    t.result = result
-    return t
-
-
-def _locate_xilinx(sysfs, rec, fp, port, result):
-    if port not in (None, ""):
-        raise FpgaError("%s is a single-program card (Xilinx Alveo): an xclbin fills the whole user partition, "
-                        "so port must not be given" % rec["address"])
-    mgmt, user = fp.get("management_address"), fp.get("user_address")
-    if not mgmt:
-        raise FpgaError("%s: the Alveo management PF (xclmgmt) was not found; xbmgmt programs through it" % rec["address"])
-    if not user:
-        raise FpgaError("%s: the Alveo user PF (xocl) was not found; the loaded xclbin cannot be read back" % rec["address"])
-    t = Target(user, "xilinx", "single", fp.get("layout") or "xrt", None, "xbmgmt", rec)
-    t.management = mgmt
-    t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
-    base = "/sys/bus/pci/devices/%s" % user
-    if sysfs.exists(base + "/xclbinuuid"):
-        t.function_path = base + "/xclbinuuid"
-    else:
-        for name in sysfs.listdir(base):
-            if name.startswith("icap") and sysfs.exists("%s/%s/xclbinuuid" % (base, name)):
-                t.function_path = "%s/%s/xclbinuuid" % (base, name)
-                break
-    t.function_glob = t.function_path
-    t.slots = [u["id"] for u in rec.get("units") or []] or [user]
-    t.related = [user, mgmt]
-    t.result = result
-    return t
-
-
-def _find_rel(sysfs, base, name, depth=4):
-    """The path below ``base`` of the directory ``name`` (breadth first, links not followed)."""
-    level = [""]
-    for _level in range(depth):
-        nxt = []
-        for rel in level:
-            d = base + ("/" + rel if rel else "")
-            for entry, is_dir, _is_link in sysfs.scandir(d):
-                if not is_dir:
-                    continue
-                r = rel + "/" + entry if rel else entry
-                if entry == name:
-                    return r
-                nxt.append(r)
-        level = nxt
-    return None
+    return for_record(rec).program_target(sysfs, rec, port, vfs, result)
 
 
 def read_function(sysfs, target):
@@ -380,7 +195,7 @@ def read_function(sysfs, target):
         gone = "" if sysfs.exists("/sys/bus/pci/devices/%s" % target.address) else " (the device is gone from /sys/bus/pci/devices)"
         raise FpgaError("%s: cannot read the loaded function back: %s%s" % (target.name, e, gone))
     v = normalize_id(value)
-    return None if _zero(v) else v
+    return None if is_zero_id(v) else v
 
 
 def in_use(sysfs, target):
@@ -432,14 +247,7 @@ def _port_holders(sysfs, nodes):
 # -- tools -----------------------------------------------------------------------------------------
 def tool_args(target, staged_path):
     """The vendor tool's arguments (after the tool's path) that load ``staged_path`` onto ``target``."""
-    if target.tool == "fpgaconf":
-        dom, bus, rest = target.address.split(":")
-        dev, fn = rest.split(".")
-        args = []
-        if int(dom, 16):
-            args += ["--segment", "0x%s" % dom]
-        return args + ["-B", "0x%s" % bus, "-D", "0x%s" % dev, "-F", "0x%s" % fn, staged_path]
-    return ["program", "--device", target.management, "--user", staged_path]
+    return target.driver.tool_args(target, staged_path)
 
 
 def load(runner, target, tool_path, bitstream, timeout):
@@ -507,7 +315,7 @@ def _function(value):
 
 def check_fits(target, bitstream, label):
     """Refuse a bitstream of the wrong format or built for another interface than the region's."""
-    fmt = "gbs" if target.vendor == "intel" else "xclbin"
+    fmt = target.driver.bitstream_format
     if bitstream["format"] != fmt:
         raise FpgaError("%s %s is a %s file; %s takes %s files" % (
             label, bitstream["path"], bitstream["format"], target.name, fmt))

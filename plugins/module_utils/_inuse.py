@@ -10,8 +10,10 @@ Collected once per discovery:
   domain): ``<hostdev type='pci'>`` and ``<interface type='hostdev'>`` source PCI addresses and
   ``<hostdev type='mdev'>`` source UUIDs;
 - every ``/proc/<pid>/fd/*`` link to ``/dev/vfio/<group>`` (legacy group interface) or
-  ``/dev/vfio/devices/vfioN`` (iommufd cdev). The process scan is skipped when ``/dev/vfio`` holds no
-  group or cdev nodes, since then nothing can hold one open.
+  ``/dev/vfio/devices/vfioN`` (iommufd cdev), and, where ``/dev/nvidia-caps`` holds nodes (NVIDIA MIG: one
+  capability node per GPU and compute instance), to ``/dev/nvidia-caps/nvidia-capN`` and ``/dev/nvidiaN``
+  (by path: MIG discovery maps a minor to its instance). The process scan (one pass for both) is skipped
+  when neither ``/dev/vfio`` nor ``/dev/nvidia-caps`` holds nodes, since then nothing can hold one open.
 
 Evidence items are dicts ``{kind: domain|process, name, pid, evidence}``; ``evidence`` is the file
 that proves it (the domain's XML, or ``/proc/<pid>/fd/<n> -> /dev/vfio/<group>``).
@@ -104,6 +106,7 @@ class InUse(object):
         self.by_uuid = {}  # mdev uuid -> [evidence]
         self.by_group = {}  # iommu group -> [evidence]
         self.by_cdev = {}  # vfio cdev name (vfio3) -> [evidence]
+        self.by_path = {}  # NVIDIA device path (/dev/nvidia-caps/nvidia-cap21, /dev/nvidia0) -> [evidence]
         self.domains = []  # [{name, state, pid, evidence}]
         self.warnings = []
         self.processes_scanned = False
@@ -197,7 +200,23 @@ def _vfio_nodes(sysfs):
     return False
 
 
-def collect_processes(sysfs, inuse):
+def _nvidia_caps_nodes(sysfs):
+    """True when /dev/nvidia-caps holds capability nodes (a MIG GPU has instances a process could hold)."""
+    try:
+        return bool(os.listdir(sysfs.real("/dev/nvidia-caps")))
+    except (IOError, OSError):
+        return False
+
+
+def _nvidia_path(target):
+    """Whether ``target`` is a device path MIG in-use evidence needs (a caps node or a GPU node)."""
+    if target.startswith("/dev/nvidia-caps/"):
+        return True
+    return target.startswith("/dev/nvidia") and target[len("/dev/nvidia"):].isdigit()
+
+
+def collect_processes(sysfs, inuse, nvidia=False):
+    """One pass over /proc/<pid>/fd: VFIO files (always) and, with ``nvidia``, NVIDIA GPU and caps nodes."""
     proc = sysfs.real("/proc")
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()]
@@ -220,14 +239,17 @@ def collect_processes(sysfs, inuse):
                 target = os.readlink(fd_dir + "/" + fd)
             except (IOError, OSError):
                 continue
-            if not target.startswith("/dev/vfio/"):
+            vfio = target.startswith("/dev/vfio/")
+            if not vfio and not (nvidia and _nvidia_path(target)):
                 continue
             rest = target[len("/dev/vfio/"):]
             if comm is None:
                 comm, _err = read_attr_real(proc + "/" + pid + "/comm")
                 comm = comm or "?"
             ev = _evidence("process", comm, int(pid), "/proc/%s/fd/%s -> %s" % (pid, fd, target))
-            if rest.isdigit():
+            if not vfio:
+                inuse.by_path.setdefault(target, []).append(ev)
+            elif rest.isdigit():
                 inuse.by_group.setdefault(int(rest), []).append(ev)
             elif rest.startswith("devices/"):
                 inuse.by_cdev.setdefault(rest[len("devices/"):], []).append(ev)
@@ -243,6 +265,8 @@ def collect(sysfs, libvirt_run_dir="/run/libvirt/qemu", processes=True):
     inuse = InUse()
     if libvirt_run_dir:
         collect_domains(sysfs, libvirt_run_dir, inuse)
-    if processes and _vfio_nodes(sysfs):
-        collect_processes(sysfs, inuse)
+    if processes:
+        nvidia = _nvidia_caps_nodes(sysfs)
+        if nvidia or _vfio_nodes(sysfs):
+            collect_processes(sysfs, inuse, nvidia)
     return inuse

@@ -75,17 +75,18 @@ def shell_quote(s):
     return "'" + s.replace("'", "'\"'\"'") + "'"
 
 
-def unit_text(module_name, description, script_path, after=(), restart=True, timeout_start=None):
+def unit_text(module_name, description, script_path, after=(), restart=True, timeout_start=None, before=()):
     """The one boot unit: ordered before the libvirt daemons (monolithic and modular) and nova-compute.
     ``after``: more units to start after (local-fs.target for files under /var); ``restart``: let systemd retry
     a script that exits non-zero while its device is missing (off for a script that retries itself);
-    ``timeout_start``: TimeoutStartSec for a script that may run long (a vendor tool)."""
+    ``timeout_start``: TimeoutStartSec for a script that may run long (a vendor tool); ``before``: more units to
+    start before (the vGPU unit of the GPU whose MIG layout this unit makes)."""
     return (HEADER % module_name
             + "[Unit]\n"
             + "Description=%s\n" % description
             + "DefaultDependencies=no\n"
             + "After=%s\n" % " ".join(("systemd-udev-settle.service", "systemd-modules-load.service") + tuple(after))
-            + "Before=%s\n" % BEFORE
+            + "Before=%s\n" % " ".join((BEFORE,) + tuple(before))
             + "StartLimitIntervalSec=300\n"
             + "StartLimitBurst=30\n"
             + "\n[Service]\n"
@@ -226,7 +227,7 @@ class Files(object):
                 "wants": "%s/%s/%s.service" % (UNIT_DIR, WANTS, base)}
 
     def unit_steps(self, plan, wrap, module_name, kind, address, description, body_lines, part=None, after=(),
-                   restart=True, timeout_start=None, legacy=()):
+                   restart=True, timeout_start=None, legacy=(), before=()):
         """Plan the boot script and unit for one device (``body_lines`` None or empty: remove them).
 
         ``legacy``: ``(unit host path, script host path)`` of units an older release wrote for the same device
@@ -240,7 +241,7 @@ class Files(object):
             script_real = self.real(script_host)
             changed |= self.file_steps(plan, wrap, script_host, script_text(module_name, body_lines), 0o755, address)
             changed |= self.file_steps(plan, wrap, unit_host, unit_text(module_name, description, script_real, after,
-                                                                        restart, timeout_start), 0o644, address)
+                                                                        restart, timeout_start, before), 0o644, address)
             changed |= self.link_steps(plan, wrap, link_host, self.real(unit_host), True)
         else:
             changed |= self.link_steps(plan, wrap, link_host, None, False)

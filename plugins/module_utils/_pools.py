@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, card_in_use, card_provider_pattern
 
 PUBLISH, LOAD, FOREIGN, TAKE = 0, 1, 2, 3
 CHANGES = ("publish", "load", "reload", "take")
@@ -493,9 +493,9 @@ def _on_host(p, placement_host, prefix):
     return (p.get("name") or "").startswith(prefix + "_")
 
 
-def _card_providers(prefix, address, providers):
-    base = "%s_%s" % (prefix, address)
-    return [p for p in providers if p.get("name") == base or (p.get("name") or "").startswith(base + "_")]
+def _card_providers(prefix, record, by_addr, providers):
+    pat = card_provider_pattern(prefix, card_addresses(record, by_addr))
+    return [p for p in providers if pat.match(p.get("name") or "")]
 
 
 class _Card(object):
@@ -514,7 +514,7 @@ def _cards(hosts, providers, entries):
         for rec in sorted(cards, key=lambda r: r["address"]):
             c = _Card()
             c.host, c.placement_host, c.address, c.record, c.by_addr = host, prefix, rec["address"], rec, by_addr
-            c.providers = _card_providers(prefix, rec["address"], host_provs)
+            c.providers = _card_providers(prefix, rec, by_addr, host_provs)
             c.carries = next((e["name"] for e in entries if D._compatible(e, rec) is None  # pylint: disable=protected-access
                               and D.carries(e, rec, by_addr)), None)
             c.loaded = (rec.get("function") or {}).get("name") or (rec.get("function") or {}).get("id")

@@ -15,7 +15,7 @@ A card is free when discovery shows no unit in use and Placement shows no alloca
 from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import record_units
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, card_provider_pattern, record_units
 
 PUBLISH, LOAD, RELOAD = 0, 1, 2
 _WHY = {
@@ -164,10 +164,10 @@ def _busy(rec):
 
 
 def _allocated(host, rec, providers):
-    prefix = "%s_%s" % (host, rec.get("address"))
+    pat = card_provider_pattern(host, card_addresses(rec))
     for p in providers:
         name = p.get("name") or ""
-        if (name == prefix or name.startswith(prefix + "_")) and (p.get("in_use") or p.get("allocations")):
+        if pat.match(name) and (p.get("in_use") or p.get("allocations")):
             return "Placement has allocations on %s" % name
     return None
 

@@ -135,6 +135,12 @@ def card_in_use(card, by_address):
                 for who in unit.get("in_use_by") or [{}]:
                     evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
                                                       who.get("name") or who.get("evidence") or ""))
+    # a MIG GPU's instances are units of the card too (discovery lists them, with their holders, under gpu.mig)
+    mig = (card.get("gpu") or {}).get("mig") if isinstance(card.get("gpu"), dict) else None
+    for gi in (mig or {}).get("gpu_instances") or []:
+        for who in gi.get("in_use_by") or []:
+            evidence.append("mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
+                                                                who.get("evidence") or who.get("name") or ""))
     return bool(evidence), evidence
 
 
@@ -142,10 +148,59 @@ def _usage_text(usages):
     return ",".join("%s=%s" % (rc, n) for rc, n in sorted((usages or {}).items()) if n)
 
 
-def placement_evidence(providers, prefix, address):
-    """In-use evidence lines from Placement for one card: the providers named ``<prefix>_<address>`` (or a child
-    name beginning so) that have usages (``providers``: placement_provider_info's records)."""
-    pat = re.compile(re.escape("%s_%s" % (prefix, address)) + "(_|$)")
+# Who reports a device to Placement (docs/placement.md, "Reporters"): Nova (its PCI or vGPU providers), Cyborg
+# (its agent's deployables) or this collection. Each names the provider its own way; the collection's own
+# names never equal Nova's or Cyborg's, even ignoring case (MySQL's default collation does).
+REPORTERS = ("nova", "cyborg", "accelops")
+
+
+def reporter_provider_name(prefix, address, reporter, mdev=False):
+    """The provider name ``reporter`` gives the unit at ``address`` (a PCI address, or one with a region suffix)
+    under the root ``prefix``: accelops ``<prefix>_accelops_<address>``; Cyborg ``<prefix>_<address>`` (its
+    deployable name, ``prefix`` being the host name its agent uses); Nova ``<prefix>_<ADDRESS>`` for PCI devices
+    (upper-case hex, one provider per PF or whole device) or, for an mdev parent (``mdev``), libvirt's node device
+    name ``<prefix>_pci_0000_84_00_0``."""
+    if reporter == "accelops":
+        return "%s_accelops_%s" % (prefix, address)
+    if reporter == "cyborg":
+        return "%s_%s" % (prefix, address)
+    if reporter == "nova":
+        if mdev:
+            return "%s_pci_%s" % (prefix, re.sub(r"[:.]", "_", address.lower()))
+        return "%s_%s" % (prefix, address.upper())
+    raise ValueError("reporter: expected one of %s, got %r" % (", ".join(REPORTERS), reporter))
+
+
+def card_provider_pattern(prefix, addresses):
+    """A regex matching the names any reporter gives the providers of a card whose functions are ``addresses``
+    (the card's and its VFs': an Intel PAC's port may sit on a VF): accelops', Cyborg's and Nova's forms, a
+    region suffix included, case ignored."""
+    addrs = sorted(set(a for a in addresses if a))
+    alts = "|".join(re.escape(a) for a in addrs) or "(?!)"
+    nodes = "|".join(re.escape(re.sub(r"[:.]", "_", a)) for a in addrs) or "(?!)"
+    return re.compile(r"^%s_(?:(?:accelops_)?(?:%s)(?:_.*)?|pci_(?:%s))$" % (re.escape(prefix), alts, nodes),
+                      re.IGNORECASE)
+
+
+def card_addresses(card, by_address=None):
+    """The PCI addresses of a card's functions: its own and its VFs' (records or folded units)."""
+    out = [card.get("address")]
+    sriov = card.get("sriov") or {}
+    for vf in sriov.get("vfs") or []:
+        out.append(vf.get("address") if isinstance(vf, dict) else vf)
+    for u in sriov.get("vf_units") or []:
+        out.append(u.get("id") or u.get("address"))
+    for addr, rec in (by_address or {}).items():
+        if isinstance(rec, dict) and rec.get("physfn") == card.get("address"):
+            out.append(addr)
+    return [a for a in out if isinstance(a, str) and a]
+
+
+def placement_evidence(providers, prefix, address, addresses=()):
+    """In-use evidence lines from Placement for one card: the providers of the card at ``address`` (and its VFs'
+    ``addresses``) under any reporter's name (:func:`card_provider_pattern`) that have usages (``providers``:
+    placement_provider_info's records)."""
+    pat = card_provider_pattern(prefix, [address] + list(addresses))
     return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
             for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]
 

@@ -116,6 +116,18 @@ options:
     description: Who holds the lock, written to the owner record for a waiter to name (for example the play).
     type: str
     default: ''
+  reporting:
+    description:
+      - Who reports the host's devices to Placement (one reporter per device; C(docs/placement.md), "Reporters"),
+        as the deployment has it. Keys C(reporter) (V(auto), V(nova), V(cyborg) or V(accelops); any but V(auto) is every
+        card's reporter), C(nova) (V(true) when Nova's configuration for the host comes from this declaration,
+        the C(accelops.lifecycle.nova_compute_config) role, with PCI in Placement) and C(cyborg_families) (the device
+        families Cyborg's agent reports on the host).
+      - A declaration entry's own C(reporter) wins. With V(auto), a declared card is Cyborg's when its family is in
+        C(cyborg_families), else Nova's when C(nova) is true, else this collection's. The result's RV(reporters)
+        feeds M(accelops.lifecycle.placement_provider_tree)'s O(accelops.lifecycle.placement_provider_tree#module:reporters).
+    type: dict
+    default: {}
 notes:
   - The lock is held by the module's process and ends with it, so a run that dies never leaves it behind.
 seealso:
@@ -196,6 +208,11 @@ overrides:
   description: Placement overrides (traits, resource class) of the cards that carry their function.
   returned: always
   type: dict
+reporters:
+  description: Who reports each card to Placement (nova, cyborg or accelops), by card address (O(reporting)).
+  returned: always
+  type: dict
+  sample: {"0000:5e:00.0": cyborg, "0000:d8:00.0": nova}
 error:
   description: Why the run stopped before changing anything (refused, locked, a card that cannot be planned), or null.
   returned: always
@@ -235,6 +252,7 @@ def main():
             lock_dir=dict(type="path"),
             lock_wait=dict(type="int", default=300),
             lock_owner=dict(type="str", default=""),
+            reporting=dict(type="dict", default={}),
             libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
         ),
         ranges={"fpga_timeout": (1, 86400, "seconds"), "tool_timeout": (0, 86400, "seconds"),

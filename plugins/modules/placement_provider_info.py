@@ -118,13 +118,18 @@ providers:
         - Empty when O(include_allocations=false).
       type: dict
     in_use:
-      description: Whether any of its resources are used.
+      description: Whether any of its resources are used (a drain hold of this collection's is not use).
       type: bool
     drained:
-      description: Whether every inventory has C(reserved) equal to C(total) (no new allocations fit).
+      description: Whether every inventory has C(reserved) equal to C(total) (no new allocations fit), or this
+        collection holds its free units (a unit Nova or Cyborg reports, drained by a hold).
       type: bool
+    held:
+      description: The units this collection's drain hold allocates, by resource class; null when there is none
+        (or with O(include_allocations=false)).
+      type: dict
   sample:
-    - name: compute1_0000:3b:00.0
+    - name: compute1_accelops_0000:3b:00.0
       uuid: 6a4c2e8d-0a53-3b1c-9c55-1b0f3c7c9d11
       generation: 3
       parent_provider_uuid: 4e8e5957-649f-477b-9e5b-f1f75b21c03c
@@ -137,6 +142,7 @@ providers:
       allocations: {"0a1b2c3d-0000-4000-8000-000000000001": {resources: {FPGA: 1}}}
       in_use: true
       drained: false
+      held: null
 requests:
   description: HTTP requests sent to Placement.
   returned: always

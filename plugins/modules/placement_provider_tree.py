@@ -17,8 +17,9 @@ description:
     host or on many hosts in one call.
   - Finds each host's compute node provider (the root) by name, trying the host name, its short name and any
     FQDN with the same short name; a clear error names what was tried when none exists.
-  - Creates or updates one child provider per assignable unit or pool, named C(<host>_<address>) with the uuid
-    C(uuid3(NAMESPACE_DNS, name)) as Cyborg does, so device profiles written for Cyborg match.
+  - Creates or updates one child provider per assignable unit or pool that this collection reports (O(reporter)),
+    named C(<root>_accelops_<address>) with the uuid C(uuid3(NAMESPACE_DNS, name)); for devices that Nova or
+    Cyborg reports, adds the function traits to their providers instead (O(reporter)).
   - Sets inventories (FPGA, PGPU, VGPU, SRIOV_NET_VF, CUSTOM_QAT, CUSTOM_PCI_<VID>_<PID>) and traits (owner,
     family, vendor, product, programming model, NUMA node, FPGA region, loaded function), creating the custom
     traits and resource classes they need.
@@ -64,10 +65,10 @@ options:
     type: str
   name_prefix:
     description:
-      - What child provider names start with (C(<name_prefix>_<address>)). Defaults to the name of the compute
-        node provider found for the host, as Nova names a compute node's children, so that C(cn1) and
-        C(cn1.example.org) report the same children. Set it to what Cyborg uses on that host (its
-        C(socket.gethostname())) when Cyborg profiles must match.
+      - What child provider names start with (C(<name_prefix>_accelops_<address>), and Cyborg's
+        C(<name_prefix>_<address>)). Defaults to the name of the compute node provider found for the host, as Nova
+        names a compute node's children, so that C(cn1) and C(cn1.example.org) report the same children. Set it to
+        what Cyborg's agent uses on that host (its C(socket.gethostname())) when Cyborg reports the devices.
     type: str
   hosts:
     description:
@@ -115,6 +116,33 @@ options:
           - Addresses or provider names of this host to undrain, added to O(undrain).
         type: list
         elements: str
+      reporters:
+        description:
+          - Who reports each device of this host, by card or unit address, laid over O(reporters).
+        type: dict
+  reporter:
+    description:
+      - Who reports the devices to Placement (one reporter per device; see C(docs/placement.md), "Reporters").
+      - V(accelops) (this collection) writes its own provider per unit, named C(<root>_accelops_<address>) so that
+        the name never equals what Nova (C(<root>_<ADDRESS>), C(<root>_pci_<...>)) or Cyborg (C(<host>_<address>))
+        gives the same device, even ignoring case. A run that would write one for a device Nova or Cyborg already
+        reports fails, naming both providers. A provider this collection wrote under its old name
+        (C(<root>_<address>)) is renamed in place (its uuid and allocations stay).
+      - V(cyborg) writes no provider; it adds the function traits to the provider Cyborg's agent made for the unit
+        (C(<name_prefix>_<address>), O(name_prefix) being the host name Cyborg's agent uses) and removes stale ones.
+      - V(nova) writes no provider; on Nova's vGPU provider of an mdev GPU (C(<root>_pci_0000_84_00_0)) it adds
+        the function traits (Nova keeps traits added from outside there); Nova's PCI providers
+        (C(<root>_<ADDRESS>)) are read back only, since Nova writes their traits from the C(device_spec)
+        C(traits) tag (the C(accelops.lifecycle.nova_compute_config) role renders it) and removes any other.
+      - Until Nova or Cyborg has made its provider, the unit is reported with the action C(awaiting).
+    type: str
+    choices: [accelops, cyborg, nova]
+    default: accelops
+  reporters:
+    description:
+      - Reporter per card or unit address (C(0000:3b:00.0)), for devices whose reporter differs from O(reporter).
+    type: dict
+    default: {}
   function_names:
     description:
       - Friendly names for loaded functions, keyed by function id (AFU or xclbin uuid, vGPU type) or name. A named
@@ -260,7 +288,7 @@ providers:
   elements: dict
   contains:
     name:
-      description: Provider name, C(<host>_<address>).
+      description: Provider name (C(<root>_accelops_<address>) for this collection's own).
       type: str
     uuid:
       description: Provider uuid.
@@ -275,11 +303,18 @@ providers:
       description: The compute node provider.
       type: str
     action:
-      description: created, updated, unchanged, pruned, kept (gone from the host but allocated) or foreign (owned
-        by someone else, left alone). In check mode, what the real run would do.
+      description: created, updated, unchanged, pruned, kept (gone from the host but allocated), foreign (owned
+        by someone else, left alone, or read back) or awaiting (its reporter, Nova or Cyborg, has not made it
+        yet). In check mode, what the real run would do.
       type: str
     owner:
       description: accelops, cyborg, nova or null.
+      type: str
+    reporter:
+      description: Who reports the unit (O(reporter)).
+      type: str
+    renamed_from:
+      description: The old name of this collection's provider, renamed in place to its new name; else null.
       type: str
     resource_class:
       description: The resource class of its inventory, null when it has none.
@@ -292,30 +327,38 @@ providers:
       description: Its inventories after the run, by resource class.
       type: dict
     drained:
-      description: Whether it is drained after the run (it has inventory and every class has C(reserved >= total)).
+      description: Whether it is drained after the run (it has inventory and every class has C(reserved >= total),
+        or, for a unit Nova or Cyborg reports, this run holds its free units).
       type: bool
+    held:
+      description: For a unit Nova or Cyborg reports that this run drained, the units its hold allocates by resource
+        class; else null.
+      type: dict
     note:
       description: Why a provider has no inventory, when it has none.
       type: str
   sample:
-    - name: compute1_0000:3b:00.0
+    - name: compute1_accelops_0000:3b:00.0
       uuid: 6a4c2e8d-0a53-3b1c-9c55-1b0f3c7c9d11
       host: compute1
       address: "0000:3b:00.0"
       root_provider_uuid: 4e8e5957-649f-477b-9e5b-f1f75b21c03c
       action: created
       owner: accelops
+      reporter: accelops
+      renamed_from: null
       resource_class: FPGA
       traits: [CUSTOM_ACCELERATOR_FPGA, CUSTOM_FPGA_FUNCTION_ID_INTEL_D8424DC4A4A1C3D432134B09C1D7F2A2,
                CUSTOM_FPGA_INTEL, CUSTOM_OWNER_ACCELOPS]
       inventories: {FPGA: {total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1.0}}
       drained: false
+      held: null
       note: null
 summary:
   description: How many providers got each action.
   returned: always
   type: dict
-  sample: {created: 16, updated: 0, unchanged: 0, pruned: 0, kept: 0, foreign: 0}
+  sample: {created: 16, updated: 0, unchanged: 0, pruned: 0, kept: 0, foreign: 0, awaiting: 0}
 by_host:
   description:
     - Per host of the run (by its name, as in RV(providers[].host)), its share of RV(summary) and its drained
@@ -326,8 +369,8 @@ by_host:
   type: dict
   sample:
     compute1:
-      summary: {created: 0, updated: 1, unchanged: 3, pruned: 0, kept: 0, foreign: 0}
-      drained: [{name: "compute1_0000:3b:00.0", address: "0000:3b:00.0"}]
+      summary: {created: 0, updated: 1, unchanged: 3, pruned: 0, kept: 0, foreign: 0, awaiting: 0}
+      drained: [{name: "compute1_accelops_0000:3b:00.0", address: "0000:3b:00.0"}]
 requests:
   description: HTTP requests this run sent to Placement (C(total), C(writes)), generation conflicts it
     resolved (C(conflicts_resolved)) and requests it repeated after no answer or a 5xx (C(retried)).
@@ -367,6 +410,7 @@ HOST_SPEC = dict(
     overrides=dict(type="dict"),
     drain=dict(type="list", elements="str"),
     undrain=dict(type="list", elements="str"),
+    reporters=dict(type="dict"),
 )
 
 
@@ -423,6 +467,16 @@ def _function_names(value, option):
     return names
 
 
+def _reporters(value, option):
+    """``reporters``: card or unit address to one of the reporters."""
+    out = {}
+    for addr, rep in value.items():
+        if rep not in P.REPORTERS:
+            raise P.PlacementInputError("%s[%s]: expected one of %s, got %r" % (option, addr, ", ".join(P.REPORTERS), rep))
+        out[str(addr)] = rep
+    return out
+
+
 class PlacementProviderTreeModule(OpenStackModule):
     argument_spec = dict(
         discovery=dict(type="raw"),
@@ -439,6 +493,8 @@ class PlacementProviderTreeModule(OpenStackModule):
         prune=dict(type="bool", default=True),
         adopt=dict(type="bool", default=False),
         foreign_providers=dict(type="str", choices=["skip", "function_traits"], default="skip"),
+        reporter=dict(type="str", choices=list(P.REPORTERS), default="accelops"),
+        reporters=dict(type="dict", default={}),
         conflict_retries=dict(type="int", default=5),
         generation_cache=dict(type="path"),
         use_generation_cache=dict(type="bool", default=True),
@@ -482,12 +538,14 @@ class PlacementProviderTreeModule(OpenStackModule):
             h_names.update(_function_names(h.get("function_names") or {}, opt + ".function_names"))
             h_over = dict(overrides)
             h_over.update(_overrides(h.get("overrides") or {}, opt + ".overrides"))
+            h_reporters = _reporters(p["reporters"], "reporters")
+            h_reporters.update(_reporters(h.get("reporters") or {}, opt + ".reporters"))
             drain = p["drain"] + (h.get("drain") or [])
             undrain = p["undrain"] + (h.get("undrain") or [])
             provs = P.desired_providers(host, h["discovery"], option=dopt, prefix=h.get("name_prefix"),
                                         function_names=h_names, overrides=h_over, drain=drain,
                                         extra_traits=p["extra_traits"], keep_drained=p["keep_drained"],
-                                        undrain=undrain)
+                                        undrain=undrain, reporter=p["reporter"], reporters=h_reporters)
             hosts.append({"host": host, "root_provider": h.get("root_provider"), "name_prefix": h.get("name_prefix"),
                           "providers": provs})
         return hosts, {"function_names": names, "extra_traits": p["extra_traits"], "prune": p["prune"],

@@ -14,7 +14,8 @@ schema on SQLite and runs this same file with ``.venv-cyborg/bin/python`` (``ser
 - puts a small token middleware in front, in place of keystonemiddleware (the paste pipeline has no
   ``authtoken``): ``X-Auth-Token: admin`` becomes ``X-Roles: admin`` with an admin project and user,
   ``member`` becomes ``X-Roles: member`` with another project (for 403 tests), an unknown token is a 401, and
-  identity headers sent by the client are dropped (as keystonemiddleware does). openstacksdk therefore talks
+  identity headers sent by the client are dropped (as keystonemiddleware does). ``X-Service-Token: service``
+  adds a service identity (``X-Service-Roles: service,admin``), as Nova's service token does when it binds ARQs. openstacksdk therefore talks
   to it like to Placement's noauth2: ``auth_type: admin_token`` with the token and an endpoint override.
 
 The conductor reaches Placement (``svc.context["placement_endpoint"]``, token ``admin``), so Placement starts
@@ -40,6 +41,11 @@ MEMBER_USER = "b1" * 16
 TOKENS = {
     "admin": {"X-Roles": "admin,member,reader", "X-Project-Id": ADMIN_PROJECT, "X-User-Id": ADMIN_USER},
     "member": {"X-Roles": "member,reader", "X-Project-Id": MEMBER_PROJECT, "X-User-Id": MEMBER_USER},
+}
+# X-Service-Token -> the service identity keystonemiddleware adds beside the user's (Nova sends one with the
+# user's token to bind and unbind ARQs; Cyborg requires its role, [keystone_authtoken] service_token_roles).
+SERVICE_TOKENS = {
+    "service": {"X-Service-Roles": "service,admin", "X-Service-Project-Id": "c0" * 16, "X-Service-User-Id": "c1" * 16},
 }
 PREFIX = "/accelerator"
 MICROVERSION = "2.2"
@@ -131,8 +137,11 @@ class Cyborg(object):
             "cyborg_endpoint": endpoint,
             "cyborg_token": "admin",
             "cyborg_member_token": "member",
+            "cyborg_service_token": "service",
             "cyborg_microversion": MICROVERSION,
             "cyborg_log": log,
+            # what svc_cyborg_agent.py (a Cyborg with its agent, on a simulated host) runs under
+            "cyborg_python": python,
         }
 
     def stop(self, state_dir):
@@ -150,7 +159,9 @@ def token_middleware(app):
     """keystonemiddleware's part, for tests: token -> identity headers; client identity headers dropped."""
     identity = ("HTTP_X_ROLES", "HTTP_X_ROLE", "HTTP_X_PROJECT_ID", "HTTP_X_TENANT_ID", "HTTP_X_TENANT",
                 "HTTP_X_USER_ID", "HTTP_X_USER", "HTTP_X_IDENTITY_STATUS", "HTTP_X_SERVICE_CATALOG",
-                "HTTP_X_PROJECT_NAME", "HTTP_X_USER_NAME", "HTTP_X_DOMAIN_ID", "HTTP_X_SYSTEM_SCOPE")
+                "HTTP_X_PROJECT_NAME", "HTTP_X_USER_NAME", "HTTP_X_DOMAIN_ID", "HTTP_X_SYSTEM_SCOPE",
+                "HTTP_X_SERVICE_ROLES", "HTTP_X_SERVICE_PROJECT_ID", "HTTP_X_SERVICE_USER_ID",
+                "HTTP_X_SERVICE_IDENTITY_STATUS")
 
     def wrapped(environ, start_response):
         for k in identity:
@@ -168,6 +179,19 @@ def token_middleware(app):
             for k, v in headers.items():
                 environ["HTTP_" + k.upper().replace("-", "_")] = v
             environ["HTTP_X_IDENTITY_STATUS"] = "Confirmed"
+        service = environ.get("HTTP_X_SERVICE_TOKEN")
+        if service is not None:
+            headers = SERVICE_TOKENS.get(service)
+            if headers is None:  # keystonemiddleware refuses a request whose service token is invalid
+                body = json.dumps({"error_message": json.dumps({
+                    "faultstring": "The request you have made requires authentication (unknown service token).",
+                    "faultcode": "Client", "debuginfo": None})}).encode()
+                start_response("401 Unauthorized", [("Content-Type", "application/json"),
+                                                    ("Content-Length", str(len(body)))])
+                return [body]
+            for k, v in headers.items():
+                environ["HTTP_" + k.upper().replace("-", "_")] = v
+            environ["HTTP_X_SERVICE_IDENTITY_STATUS"] = "Confirmed"
         return app(environ, start_response)
     return wrapped
 
@@ -186,7 +210,9 @@ def prefix_middleware(app, prefix):
     return wrapped
 
 
-def serve(conf_file):
+def serve(conf_file, extra=None):
+    """Run the API and the conductor until SIGTERM. ``extra(conf)``, when given, runs once the conductor's RPC
+    server is up (svc_cyborg_agent.py starts Cyborg's agent there) and returns a callable that stops it."""
     import signal
     import threading
 
@@ -214,6 +240,7 @@ def serve(conf_file):
     server = rpc.get_server(messaging.Target(topic=constants.CONDUCTOR_TOPIC, server=conf.host), [conductor],
                             objects_base.CyborgObjectSerializer())
     server.start()
+    stop_extra = extra(conf) if extra is not None else None
     # Not conductor.init_host(): it only repairs data of older releases (ARQ project ids, from Nova; device
     # states), and with no Nova configured it logs a traceback on every start.
     application = prefix_middleware(token_middleware(cyborg_app.load_app()), PREFIX)
@@ -234,6 +261,11 @@ def serve(conf_file):
         pass
     finally:
         t1 = time.time()
+        if stop_extra is not None:
+            try:
+                stop_extra()
+            except Exception:  # pylint: disable=broad-except
+                pass
         try:
             server.stop()
             server.wait()

@@ -62,13 +62,13 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
     pl = clean_placement
     patch_exits(monkeypatch)
     pl.create_provider(ROOT_NAME, uuid=ROOT_UUID)
-    # a provider the Cyborg agent owns (same naming rule): the module may only touch its function traits
+    # a provider the Cyborg agent owns, for a card declared as Cyborg's: the module may only touch its function traits
     cy_name = "%s_%s" % (ROOT_NAME, CYBORG_ADDR)
     cy = pl.create_provider(cy_name, uuid=P.provider_uuid(cy_name), parent=ROOT_UUID)
     pl.set_traits(cy["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_INTEL"])
     pl.set_inventories(cy["uuid"], {"FPGA": {"total": 1, "max_unit": 1}})
     args = {"cloud": pl.cloud(), "generation_cache": str(tmp_path / "gen.json"),
-            "foreign_providers": "function_traits"}
+            "reporters": {CYBORG_ADDR: "cyborg"}}
     first = run_module(tree_mod.main, dict(args, discovery=discovery(HOST, round_records(0))))
     assert first.kind == "exit", first
     owned = [p["uuid"] for p in first.result["providers"] if p["owner"] == "accelops"]
@@ -103,7 +103,8 @@ def test_concurrent_writer_loses_no_update(clean_placement, monkeypatch, tmp_pat
             traits_of = dict((u, pl.traits(u)) for u in owned + [cy["uuid"]])
             inventories_of = dict((u, pl.inventories(u)) for u in owned + [ROOT_UUID, cy["uuid"]])
             # the module's side: exactly what this round asked for
-            desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc, prefix=ROOT_NAME))
+            desired = dict((d["uuid"], d) for d in P.desired_providers(HOST, disc, prefix=ROOT_NAME,
+                                                                       reporters={CYBORG_ADDR: "cyborg"}))
             for u in owned:
                 traits = traits_of[u]
                 mine = sorted(t for t in traits if P.is_managed_trait(t))
@@ -155,7 +156,7 @@ def test_trait_write_between_read_and_inventory_write_survives(clean_placement, 
     cache = str(tmp_path / "gen.json")
     first = [{"host": HOST, "providers": P.desired_providers(HOST, discovery(HOST, round_records(0)[:3]))}]
     P.converge(conn.placement, first, {}, cache_path=cache, endpoint=pl.endpoint)
-    nic = P.provider_uuid("%s_%s" % (ROOT_NAME, nic_record()["address"]))
+    nic = P.provider_uuid(P.provider_name(ROOT_NAME, nic_record()["address"]))
     played = []
 
     def writer(action, what):

@@ -107,7 +107,7 @@ def lab(clean_placement, proxy, monkeypatch, tmp_path):
                 out = self.tree(discovery(self.host, start), via_proxy=False, extra_traits=[])
                 assert out.kind == "exit", out
                 # children are named after the root found (HOST.example.org), not the spelling that found it
-                nic = placement.provider_by_name("%s.example.org_%s" % (self.host, nic_record()["address"]))
+                nic = placement.provider_by_name("%s.example.org_accelops_%s" % (self.host, nic_record()["address"]))
                 placement.set_traits(nic["uuid"], placement.traits(nic["uuid"]) + ["CUSTOM_GOLD"])
                 placement.create_provider(self.host + "_manual", parent=self.root)
             return discovery(self.host, SCENARIOS[name][1])

@@ -28,7 +28,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "for_record", "for_sriov_pf"]
+__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "family_drivers", "for_record", "for_sriov_pf"]
 
 
 def default_drivers():
@@ -40,6 +40,11 @@ def default_drivers():
 
 
 _BUILT_IN = default_drivers()
+
+
+def family_drivers(family):
+    """The built-in drivers of a family, in priority order (a family engine asks them for what differs)."""
+    return [drv for drv in _BUILT_IN if drv.family == family]
 
 
 def for_record(record):

@@ -3,21 +3,115 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the FPGA family's cards (Intel DFL/OPAE, Xilinx Alveo) have in common beyond discovery: how a record
-becomes Placement providers and how a loaded function is named. The vendors' drivers subclass it.
+becomes Placement providers, how a loaded function is named, and what a programmable target is (the vendors'
+drivers say where theirs is, which bitstream format and tool load it). The vendors' drivers subclass it.
 
 Standard library only, Python 3.9+.
 """
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 
 __metaclass__ = type
 
 
+HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+def normalize_id(value):
+    """A UUID-like id as 32 lower-case hex digits ('0x', dashes, braces and case removed); None for
+    None/empty; the cleaned text (not 32 digits) when it is not one, so that comparisons still fail."""
+    if value is None:
+        return None
+    v = ("%s" % value).strip().lower()
+    if v.startswith("0x"):
+        v = v[2:]
+    v = v.replace("-", "").strip("{}")
+    return v or None
+
+
+def is_zero_id(hexid):
+    return not hexid or set(hexid) <= {"0"}
+
+
+class FpgaError(Refusal):
+    """A refusal or failure with an operator-readable message (the module fails with it); ``extra``: result keys."""
+
+
+class Target(object):
+    """One programmable thing: an Intel port (dynamic region) or a whole Alveo card (single program)."""
+
+    def __init__(self, address, vendor, model, layout, port, tool, record, driver=None):
+        self.address = address          # the card's address as the record names it
+        self.driver = driver            # the card's family driver: its tool's arguments, its bitstream format
+        self.vendor = vendor            # intel | xilinx
+        self.model = model              # dynamic | single
+        self.layout = layout            # opae | dfl | xrt
+        self.port = port                # Intel: the port's sysfs name; Xilinx: None
+        self.tool = tool                # fpgaconf | xbmgmt
+        self.record = record
+        self.interface_ids = []         # what the region/shell accepts (hex)
+        self.function_path = None       # host path of the attribute that names the loaded function
+        self.function_glob = None       # the same, as a pattern that survives renumbering at boot
+        self.management = None          # Xilinx: the management PF
+        self.slots = []                 # units that get the function (all of a single-program card)
+        self.related = []               # addresses whose users make the target busy
+        self.port_nodes = []            # Intel: /dev nodes of the port
+
+    @property
+    def name(self):
+        return "%s %s" % (self.address, self.port) if self.port else self.address
+
+    def describe(self):
+        return {"address": self.address, "vendor": self.vendor, "programming_model": self.model,
+                "layout": self.layout, "port": self.port, "management_address": self.management,
+                "interface_ids": list(self.interface_ids), "slots": list(self.slots),
+                "function_path": self.function_path}
+
+
+def find_rel(sysfs, base, name, depth=4):
+    """The path below ``base`` of the directory ``name`` (breadth first, links not followed)."""
+    level = [""]
+    for _level in range(depth):
+        nxt = []
+        for rel in level:
+            d = base + ("/" + rel if rel else "")
+            for entry, is_dir, _is_link in sysfs.scandir(d):
+                if not is_dir:
+                    continue
+                r = rel + "/" + entry if rel else entry
+                if entry == name:
+                    return r
+                nxt.append(r)
+        level = nxt
+    return None
+
+
 class FpgaDriver(Driver):
     family = "fpga"
+    bitstream_format = None     # the file format its tool loads: gbs, xclbin
+    bitstream_magic = None      # the bytes such a file starts with
+    bitstream_kind = None       # the format, as a message names it
+    tool = None
+
+    def parse_bitstream(self, data):
+        """``{format, interface_id, function_id, name, platform}`` from a file of this family's format (ids as 32
+        hex digits; ``data``: its first bytes). Raises :class:`FpgaError` when the metadata is broken."""
+        raise FpgaError("no bitstream format is known for this card")
+
+    def program_target(self, sysfs, record, port, vfs, result):
+        """The :class:`Target` that ``fpga_program`` loads a bitstream onto (``vfs``: the card's VF addresses,
+        ``result``: the discovery it came from). Raises :class:`FpgaError` when the card cannot be programmed."""
+        raise FpgaError("%s is not an FPGA this module can program" % record.get("address"))
+
+    def tool_args(self, target, staged_path):
+        """The vendor tool's arguments (after its path) that load ``staged_path`` onto ``target``."""
+        raise FpgaError("%s: no tool loads bitstreams onto it" % target.name)
 
     def discovered_function_trait(self, record, function):
         # Cyborg's function-id trait, made valid: CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>

@@ -19,6 +19,9 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+import json
+import struct
+
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     all_f,
@@ -26,7 +29,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     read_text,
     walk_dirs,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import FpgaDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (
+    HEX_ID_RE, FpgaDriver, FpgaError, Target, find_rel, normalize_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 
 __metaclass__ = type
@@ -44,6 +48,9 @@ BOARDS = {
 KERNEL_DRIVERS = frozenset(("intel-fpga-pci", "dfl-pci"))
 
 
+GBS_GUID = b"XeonFPGA\xb7GBSv001"
+
+
 def _id(value):
     if value is None:
         return None
@@ -56,6 +63,83 @@ class IntelFpgaDriver(FpgaDriver):
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
     programming_model = "dynamic"
+    bitstream_format = "gbs"
+    bitstream_magic = GBS_GUID
+    bitstream_kind = "an Intel GBS (GUID XeonFPGA\\xb7GBSv001)"
+    tool = "fpgaconf"
+
+    def parse_bitstream(self, data):
+        # the GBS header: the GUID, a uint32 length, then the JSON metadata (OPAE packager's layout)
+        if len(data) < 20:
+            raise FpgaError("GBS file is truncated: no metadata length after the GUID")
+        (length,) = struct.unpack_from("<I", data, 16)
+        if length == 0 or 20 + length > len(data):
+            raise FpgaError("GBS metadata length %d does not fit the file's header" % length)
+        try:
+            meta = json.loads(data[20:20 + length].decode("utf-8"))
+            image = meta["afu-image"]
+            iface = normalize_id(image["interface-uuid"])
+            cluster = image["accelerator-clusters"][0]
+            afu = normalize_id(cluster["accelerator-type-uuid"])
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            raise FpgaError("GBS metadata is not valid (afu-image.interface-uuid and "
+                            "afu-image.accelerator-clusters[0].accelerator-type-uuid are needed): %s" % e)
+        for label, v in (("interface-uuid", iface), ("accelerator-type-uuid", afu)):
+            if not v or not HEX_ID_RE.match(v):
+                raise FpgaError("GBS metadata %s is not a UUID: %r" % (label, v))
+        return {"format": "gbs", "interface_id": iface, "function_id": afu,
+                "name": cluster.get("name") if isinstance(cluster, dict) else None,
+                "platform": meta.get("platform-name") if isinstance(meta, dict) else None}
+
+    def program_target(self, sysfs, record, port, vfs, result):
+        """A port of the card (``port`` names it when there are several): a dynamic region loaded with fpgaconf."""
+        rec = record
+        fp = rec.get("fpga") or {}
+        # where each port is: the PF, or the VF it was given to (SR-IOV on a PAC); the region is reconfigured
+        # through the PF's FME either way, so the tool is pointed at the PF
+        by_addr = dict((r["address"], r) for r in (result or {}).get("accelerators") or [])
+        homes = [(c["address"], p) for c in self.function_carriers(rec, by_addr) for p in (c.get("fpga") or {}).get("ports") or []]
+        ports = [p for _home, p in homes]
+        if not ports or not fp.get("layout"):
+            raise FpgaError("%s: no FPGA port found in sysfs (driver %s); is the OPAE/DFL driver loaded?"
+                            % (rec["address"], rec.get("driver")))
+        chosen = None
+        if port in (None, ""):
+            if len(ports) > 1:
+                raise FpgaError("%s has %d ports (%s); say which one with port" % (
+                    rec["address"], len(ports), ", ".join(p["id"] for p in ports)))
+            chosen = ports[0]
+        else:
+            want = "%s" % port
+            for p in ports:
+                if want == p["id"] or want == p["id"].rsplit(".", 1)[-1]:
+                    chosen = p
+            if chosen is None:
+                raise FpgaError("%s has no port %r; its ports: %s" % (rec["address"], want, ", ".join(p["id"] for p in ports)))
+        t = Target(rec["address"], "intel", "dynamic", fp["layout"], chosen["id"], self.tool, rec, driver=self)
+        t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
+        home = next(h for h, p in homes if p is chosen)
+        base = "/sys/bus/pci/devices/%s" % home
+        rel = find_rel(sysfs, base, chosen["id"])
+        t.function_path = "%s/%s/afu_id" % (base, rel) if rel else None
+        if fp["layout"] == "opae":
+            t.function_glob = "%s/fpga/intel-fpga-dev.*/intel-fpga-port.*/afu_id" % base
+        else:
+            t.function_glob = "%s/fpga_region/region*/dfl-port.*/afu_id" % base
+        t.slots = [chosen["id"]]
+        t.related = [rec["address"]] + vfs
+        t.port_nodes = ["/dev/%s" % chosen["id"]]
+        t.result = result
+        return t
+
+    def tool_args(self, target, staged_path):
+        # fpgaconf names the card by bus, device and function (and --segment for a non-zero PCI domain)
+        dom, bus, rest = target.address.split(":")
+        dev, fn = rest.split(".")
+        args = []
+        if int(dom, 16):
+            args += ["--segment", "0x%s" % dom]
+        return args + ["-B", "0x%s" % bus, "-D", "0x%s" % dev, "-F", "0x%s" % fn, staged_path]
 
     def matches_record(self, record):
         return record.get("family") == "fpga" and (record.get("fpga") or {}).get("vendor") in (None, "intel")

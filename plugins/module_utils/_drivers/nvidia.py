@@ -140,6 +140,101 @@ def _mig_profiles(gip, gipp):
     return out
 
 
+# NVIDIA's MIG-backed (C-series) vGPU type names: "<card>-<compute slices>-<memory GB>C", "CME" for the +me profile
+# (NVIDIA Virtual GPU Software User Guide, "MIG-Backed vGPU types": A100-1-5C, A100-7-40C, A100-1-5CME, H100-1-10C)
+_MIG_VGPU_NAME = re.compile(r"-(\d+)-(\d+)C(ME)?$", re.I)
+_MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$", re.I)
+
+
+def mig_vgpu_types(types, profile):
+    """The vGPU types of ``types`` ([{id, name}]) that a GPU instance of ``profile`` (``1g.10gb``) backs, by NVIDIA's
+    naming of MIG-backed types (``NVIDIA H100-1-10C`` on a 1g.10gb instance)."""
+    p = _MIG_PROFILE.match(profile or "")
+    if not p:
+        return []
+    out = []
+    for t in types or []:
+        m = _MIG_VGPU_NAME.search((t.get("name") or "").strip())
+        if m and (int(m.group(1)), int(m.group(2)), bool(m.group(3))) == (int(p.group(1)), int(p.group(2)), bool(p.group(3))):
+            out.append({"id": t.get("id"), "name": t.get("name")})
+    return out
+
+
+MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
+_MINOR_LINE = re.compile(r"^gpu(\d+)/gi(\d+)/(?:ci(\d+)/)?access\s+(\d+)\s*$")
+_DEVICE_MINOR = re.compile(r"^Device Minor:\s*(\d+)\s*$", re.M)
+
+
+def parse_mig_minors(text):
+    """``/proc/driver/nvidia-caps/mig-minors`` (``gpu0/gi2/access 21``, ``gpu0/gi2/ci0/access 22``) ->
+    {(gpu minor, gi id, ci id or None): device minor of /dev/nvidia-caps/nvidia-cap<minor>}."""
+    out = {}
+    for line in (text or "").splitlines():
+        m = _MINOR_LINE.match(line.strip())
+        if m:
+            ci = int(m.group(3)) if m.group(3) is not None else None
+            out[(int(m.group(1)), int(m.group(2)), ci)] = int(m.group(4))
+    return out
+
+
+def read_mig_minors(sysfs):
+    """The parsed mig-minors file of the host ({} when it is missing: no MIG-capable driver)."""
+    try:
+        with open(sysfs.real(MIG_MINORS), "rb") as f:
+            return parse_mig_minors(f.read(1 << 20).decode("utf-8", "replace"))
+    except (IOError, OSError):
+        return {}
+
+
+def gpu_minor(sysfs, address, index):
+    """The GPU's device minor (/dev/nvidia<minor>): ``Device Minor`` of /proc/driver/nvidia/gpus/<address>/
+    information, else the nvidia-smi index (the same on hosts where the driver numbers GPUs in PCI order)."""
+    try:
+        with open(sysfs.real("/proc/driver/nvidia/gpus/%s/information" % address), "rb") as f:
+            m = _DEVICE_MINOR.search(f.read(8192).decode("utf-8", "replace"))
+        if m:
+            return int(m.group(1))
+    except (IOError, OSError):
+        pass
+    return index
+
+
+def mig_evidence(by_path, minors, minor, gi_id, ci_ids):
+    """In-use evidence of GPU instance ``gi_id`` of the GPU with device minor ``minor``: the processes holding
+    its capability node or one of its compute instances' (``by_path``: :attr:`_inuse.InUse.by_path`)."""
+    out = []
+    keys = [(minor, gi_id, None)] + [(minor, gi_id, c) for c in ci_ids]
+    for k in keys:
+        n = minors.get(k)
+        if n is None:
+            continue
+        for ev in by_path.get("/dev/nvidia-caps/nvidia-cap%d" % n, ()):
+            if ev not in out:
+                out.append(ev)
+    return out
+
+
+def _mig_in_use(ctx, addr, entry):
+    """Adds ``in_use``/``in_use_by`` to each GPU instance of ``entry`` and ``gpu_in_use_by`` (processes holding
+    /dev/nvidia<minor>: what makes a MIG mode change wait for a reset). Reads mig-minors only when a process
+    holds an NVIDIA node at all."""
+    inuse = ctx.inuse
+    by_path = inuse.by_path if inuse is not None else {}
+    minors = {}
+    minor = entry["index"]
+    if by_path:
+        if "nvidia_mig_minors" not in ctx.cache:
+            ctx.cache["nvidia_mig_minors"] = read_mig_minors(ctx.sysfs)
+        minors = ctx.cache["nvidia_mig_minors"]
+        minor = gpu_minor(ctx.sysfs, addr, entry["index"])
+    for gi in entry["gpu_instances"]:
+        cis = [c["id"] for c in entry["compute_instances"] if c["gpu_instance_id"] == gi["id"]]
+        ev = mig_evidence(by_path, minors, minor, gi["id"], cis) if by_path else []
+        gi["in_use"] = bool(ev)
+        gi["in_use_by"] = ev
+    entry["gpu_in_use_by"] = list(by_path.get("/dev/nvidia%d" % minor, ())) if by_path else []
+
+
 def parse_vgpu_supported(text):
     """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
     out = {}
@@ -227,6 +322,7 @@ def mig_state(ctx):
             "compute_instances": cis.get(m["index"], []) if enabled else [],
             "profiles": _mig_profiles(gip.get(m["index"], []), gipp.get(m["index"], {})) if enabled else [],
         }
+        _mig_in_use(ctx, addr, state[addr])
     return state
 
 
@@ -364,6 +460,9 @@ class NvidiaGpuDriver(GpuDriver):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig
+                for gi in mig["gpu_instances"]:
+                    # from the type names the card's VFs list already (no extra tool call)
+                    gi["vgpu_types"] = mig_vgpu_types(gpu["vgpu_types"], gi["name"])
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"
         out["programming_model"] = model

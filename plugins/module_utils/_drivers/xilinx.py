@@ -16,6 +16,9 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+import json
+import struct
+
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     Driver,
@@ -24,7 +27,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     read_text,
     walk_dirs,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import FpgaDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (
+    HEX_ID_RE, FpgaDriver, FpgaError, Target, is_zero_id, normalize_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import read_attr_real
 
@@ -70,11 +74,78 @@ def _uuids(text):
     return [t.strip().lower() for t in text.replace(",", " ").split() if t.strip()]
 
 
+XCLBIN_MAGIC = b"xclbin2\0"
+# struct axlf: magic[8], int32 signature length, reserved[28], keyBlock[256], uint64 uniqueId -> header
+_AXLF_HEADER = 8 + 4 + 28 + 256 + 8
+_AXLF_INTERFACE = _AXLF_HEADER + 32      # axlf_header.m_interface_uuid[16]
+_AXLF_VBNV = _AXLF_HEADER + 48           # axlf_header.m_platformVBNV[64]
+_AXLF_UUID = _AXLF_HEADER + 112          # axlf_header.uuid[16]
+_AXLF_MIN = _AXLF_HEADER + 152
+
+
 class XilinxFpgaDriver(FpgaDriver):
     name = "xilinx"
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
     programming_model = "single"
+    bitstream_format = "xclbin"
+    bitstream_magic = XCLBIN_MAGIC
+    bitstream_kind = "a Xilinx xclbin (magic xclbin2)"
+    tool = "xbmgmt"
+
+    def parse_bitstream(self, data):
+        # accelsim's simplified xclbin: magic, uint32 length, JSON header (uuid, interface_uuid, platform_vbnv)
+        if len(data) >= 13 and data[12:13] == b"{":
+            (length,) = struct.unpack_from("<I", data, 8)
+            try:
+                hdr = json.loads(data[12:12 + length].decode("utf-8"))
+                iface, xid = normalize_id(hdr["interface_uuid"]), normalize_id(hdr["uuid"])
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise FpgaError("xclbin JSON header is not valid: %s" % e)
+            platform = hdr.get("platform_vbnv")
+        else:
+            if len(data) < _AXLF_MIN:
+                raise FpgaError("xclbin is truncated: %d bytes, the axlf header needs %d" % (len(data), _AXLF_MIN))
+            iface = data[_AXLF_INTERFACE:_AXLF_INTERFACE + 16].hex()
+            xid = data[_AXLF_UUID:_AXLF_UUID + 16].hex()
+            platform = data[_AXLF_VBNV:_AXLF_VBNV + 64].split(b"\0", 1)[0].decode("utf-8", "replace") or None
+        for label, v in (("interface uuid", iface), ("uuid", xid)):
+            if not v or not HEX_ID_RE.match(v) or is_zero_id(v):
+                raise FpgaError("xclbin %s is missing or not a UUID: %r" % (label, v))
+        return {"format": "xclbin", "interface_id": iface, "function_id": xid, "name": None, "platform": platform}
+
+    def program_target(self, sysfs, record, port, vfs, result):
+        """The whole card: an xclbin fills the user partition; xbmgmt loads it through the management PF and it
+        is read back on the user PF."""
+        rec = record
+        fp = rec.get("fpga") or {}
+        if port not in (None, ""):
+            raise FpgaError("%s is a single-program card (Xilinx Alveo): an xclbin fills the whole user partition, "
+                            "so port must not be given" % rec["address"])
+        mgmt, user = fp.get("management_address"), fp.get("user_address")
+        if not mgmt:
+            raise FpgaError("%s: the Alveo management PF (xclmgmt) was not found; xbmgmt programs through it" % rec["address"])
+        if not user:
+            raise FpgaError("%s: the Alveo user PF (xocl) was not found; the loaded xclbin cannot be read back" % rec["address"])
+        t = Target(user, "xilinx", "single", fp.get("layout") or "xrt", None, self.tool, rec, driver=self)
+        t.management = mgmt
+        t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
+        base = "/sys/bus/pci/devices/%s" % user
+        if sysfs.exists(base + "/xclbinuuid"):
+            t.function_path = base + "/xclbinuuid"
+        else:
+            for name in sysfs.listdir(base):
+                if name.startswith("icap") and sysfs.exists("%s/%s/xclbinuuid" % (base, name)):
+                    t.function_path = "%s/%s/xclbinuuid" % (base, name)
+                    break
+        t.function_glob = t.function_path
+        t.slots = [u["id"] for u in rec.get("units") or []] or [user]
+        t.related = [user, mgmt]
+        t.result = result
+        return t
+
+    def tool_args(self, target, staged_path):
+        return ["program", "--device", target.management, "--user", staged_path]
 
     def matches_record(self, record):
         return record.get("family") == "fpga" and (record.get("fpga") or {}).get("vendor") == "xilinx"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    PlacementInputError, inventory, provider_name, provider_uuid)
+    REPORTERS, PlacementInputError, inventory, legacy_provider_name, provider_name, provider_uuid)
 
 
 def _records(discovery, option):
@@ -35,12 +35,28 @@ def _listed_in(names, unit_addr, card_addr, provider):
     return unit_addr in names or card_addr in names or provider in names or "all" in names
 
 
+def _reporter_of(reporters, default, unit_addr, card_addr):
+    rep = reporters.get(unit_addr) or reporters.get(card_addr) or default
+    if rep not in REPORTERS:
+        raise PlacementInputError("reporters: the reporter of %s must be one of %s, got %r"
+                                  % (unit_addr, ", ".join(REPORTERS), rep))
+    return rep
+
+
 def desired_providers(host, discovery, option="discovery", prefix=None, function_names=None, overrides=None,
-                      drain=None, extra_traits=(), keep_drained=False, undrain=None):
+                      drain=None, extra_traits=(), keep_drained=False, undrain=None, reporter="accelops",
+                      reporters=None):
     """The providers one host should have: a list of dicts ``{name, uuid, address, resource_class,
-    inventories, traits, note, keep_drained}`` (``inventories`` empty when the unit cannot be scheduled;
-    ``keep_drained``: a provider Placement has drained at write time stays drained, see :func:`keep_drain`)."""
+    inventories, traits, note, keep_drained, reporter, mdev, legacy_name}`` (``inventories`` empty when the unit
+    cannot be scheduled; ``keep_drained``: a provider Placement has drained at write time stays drained, see
+    :func:`keep_drain`). ``reporter``/``reporters`` (by unit or card address) say who reports each unit: this
+    collection (``accelops``: its own providers) or Nova or Cyborg (their providers, named their way: the
+    collection only adds the function traits where that reporter keeps them, and reads the rest back)."""
     recs = _records(discovery, option)
+    reporters = reporters or {}
+    # Cyborg's agent names its providers after socket.gethostname(), which discovery reports, not after the
+    # compute node provider Nova named (often the FQDN)
+    cyborg_prefix = prefix or discovery_hostname(discovery) or host
     prefix = prefix or host
     by_addr = dict((r.get("address"), r) for r in recs if isinstance(r, dict))
     overrides = overrides or {}
@@ -60,7 +76,11 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
         if rec["address"] in claimed and all(spec[0] == rec["address"] for spec in ss):
             continue
         for unit_addr, rc, total, traits, note in ss:
-            name = provider_name(prefix, unit_addr)
+            rep = _reporter_of(reporters, reporter, unit_addr, rec["address"])
+            mdev = rep == "nova" and rc == "VGPU" and bool((rec.get("gpu") or {}).get("mdev_types"))
+            # Nova reports a PCI device on the provider of its PF (or of itself when it has none)
+            named = unit_addr if rep != "nova" or mdev else (rec.get("physfn") or rec["address"])
+            name = provider_name(cyborg_prefix if rep == "cyborg" else prefix, named, rep, mdev=mdev)
             ov = overrides.get(unit_addr) or overrides.get(rec["address"]) or {}
             if ov.get("resource_class"):
                 rc = ov["resource_class"]
@@ -77,9 +97,21 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                     inv["reserved"] = inv["total"]
                 invs[rc] = inv
             keep = bool(keep_drained) and not _listed_in(undrain, unit_addr, rec["address"], name)
+            same = next((p for p in out if p["name"] == name), None) if rep != "accelops" else None
+            if same is not None:  # Nova's one provider per PF: the units it pools are one provider
+                same["traits"] = sorted(set(same["traits"]) | set(traits))
+                continue
             out.append({"name": name, "uuid": provider_uuid(name), "address": unit_addr, "resource_class": rc,
                         "inventories": invs, "traits": sorted(set(traits)), "note": note, "host": host,
-                        "keep_drained": keep})
+                        "keep_drained": keep, "reporter": rep, "mdev": mdev, "named": named,
+                        # a unit Nova or Cyborg reports is drained by an allocation that holds its free units
+                        # (they rewrite their inventories, reserved included); see tree.hold_consumer
+                        "hold": rep != "accelops" and _listed_in(drain, unit_addr, rec["address"], name),
+                        "release": rep != "accelops" and _listed_in(undrain, unit_addr, rec["address"], name),
+                        "device": rec.get("physfn") or rec["address"],
+                        "mdev_capable": bool((rec.get("gpu") or {}).get("mdev_types")),
+                        "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None,
+                        "cyborg_name": provider_name(cyborg_prefix, unit_addr, "cyborg")})
     names = [p["name"] for p in out]
     dup = sorted(set(n for n in names if names.count(n) > 1))
     if dup:

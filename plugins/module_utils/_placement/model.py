@@ -12,6 +12,7 @@ import re
 import uuid as uuidlib
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import REPORTERS, reporter_provider_name  # noqa: F401 pylint: disable=unused-import
 
 OWNER_TRAIT = "CUSTOM_OWNER_ACCELOPS"
 FOREIGN_OWNER_TRAITS = ("OWNER_CYBORG", "OWNER_NOVA")
@@ -48,13 +49,18 @@ class PlacementInputError(ValueError):
 
 
 # -- names -------------------------------------------------------------------------------------------------
-def provider_name(host, address):
-    """Cyborg's naming: ``<host>_<address>``."""
+def provider_name(host, address, reporter="accelops", mdev=False):
+    """The name ``reporter`` gives the provider of ``address`` under ``host`` (_vocab.reporter_provider_name)."""
+    return reporter_provider_name(host, address, reporter, mdev=mdev)
+
+
+def legacy_provider_name(host, address):
+    """What this collection named its own providers before reporters (Cyborg's form): renamed in place."""
     return "%s_%s" % (host, address)
 
 
 def provider_uuid(name):
-    """Cyborg's provider uuid: ``uuid3(NAMESPACE_DNS, name)``."""
+    """``uuid3(NAMESPACE_DNS, name)``: Cyborg's provider uuid, and this collection's for its own providers."""
     return str(uuidlib.uuid3(uuidlib.NAMESPACE_DNS, name))
 
 
@@ -112,6 +118,19 @@ def owner_of(traits):
 
 
 # -- inventories and drains ---------------------------------------------------------------------------------
+# The consumer whose allocation drains a unit that Nova or Cyborg reports: one per provider, so a hold is found,
+# grown and released by the provider's uuid alone. Nova rewrites its providers' inventories, reserved included, on
+# every periodic update, but never another consumer's allocation; Placement refuses an inventory below what is
+# allocated, so the units stay held until the hold is released (docs/placement.md, "Drain").
+HOLD_NAMESPACE = uuidlib.UUID("6f1d3c1e-4a0b-5c8e-9d2f-acce1005d4a1")
+HOLD_PROJECT = "accelops-drain"
+HOLD_CONSUMER_TYPE = "ACCELOPS_DRAIN"
+
+
+def hold_consumer(provider_uuid):
+    return str(uuidlib.uuid5(HOLD_NAMESPACE, provider_uuid))
+
+
 def inventory(total, reserved=0, min_unit=1, max_unit=None, step_size=1, allocation_ratio=1.0):
     total = int(total)
     return {"total": total, "reserved": int(reserved), "min_unit": int(min_unit),

@@ -17,7 +17,7 @@ import tempfile
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    OWNER_TRAIT, PlacementInputError, is_drained, owner_of)
+    OWNER_TRAIT, PlacementInputError, hold_consumer, is_drained, owner_of)
 
 
 # -- the generation cache ----------------------------------------------------------------------------------
@@ -182,11 +182,13 @@ def read_providers(adapter, hosts=None, root_provider=None, owned_only=False, in
         invs = client.get("/resource_providers/%s/inventories" % u)["inventories"]
         usages = client.get("/resource_providers/%s/usages" % u)["usages"]
         allocs = client.get("/resource_providers/%s/allocations" % u)["allocations"] if include_allocations else {}
+        # a drain hold (this collection's allocation on a unit Nova or Cyborg reports) is not use
+        held = ((allocs.get(hold_consumer(u)) or {}).get("resources") or None) if allocs else None
         out.append({
             "name": p["name"], "uuid": u, "generation": p["generation"],
             "parent_provider_uuid": p.get("parent_provider_uuid"), "root_provider_uuid": p.get("root_provider_uuid"),
             "host": host, "owner": owner_of(traits), "traits": traits, "inventories": invs, "usages": usages,
-            "allocations": allocs, "in_use": any(v > 0 for v in usages.values()),
-            "drained": is_drained(invs),
+            "allocations": allocs, "in_use": any(v - (held or {}).get(rc, 0) > 0 for rc, v in usages.items()),
+            "drained": is_drained(invs) or bool(held), "held": held,
         })
     return {"providers": out, "requests": client.requests}

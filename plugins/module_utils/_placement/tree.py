@@ -11,8 +11,8 @@ from __future__ import annotations
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client, PlacementHTTPError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    PlacementInputError, is_drained, is_function_trait, is_managed_trait, keep_drain, owner_of, provider_name,
-    provider_uuid, same_inventories)
+    HOLD_CONSUMER_TYPE, HOLD_PROJECT, PlacementInputError, hold_consumer, is_drained, is_function_trait,
+    is_managed_trait, keep_drain, legacy_provider_name, owner_of, provider_name, provider_uuid, same_inventories)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (
     GenerationCache, TreeState, find_root)
 
@@ -32,8 +32,8 @@ def merge_traits(current, desired, managed_extra=(), function_only=False):
 
 
 def named_after_root(host_spec, root):
-    """The host's desired providers named ``<root name>_<address>`` (as Nova names the children of a compute
-    node) whatever spelling of the host found the root: reported once as ``cn1`` and once as ``cn1.example.org``,
+    """The host's desired providers named after the root provider found (as Nova names the children of a compute
+    node) whatever spelling of the host found it: reported once as ``cn1`` and once as ``cn1.example.org``,
     a host keeps the same children, instead of a second set beside (or in place of) the first. An explicit
     ``name_prefix`` is kept."""
     desired = host_spec["providers"]
@@ -41,9 +41,92 @@ def named_after_root(host_spec, root):
         return desired
     out = []
     for d in desired:
-        name = provider_name(root["name"], d["address"])
-        out.append(dict(d, name=name, uuid=provider_uuid(name)))
+        rep = d.get("reporter", "accelops")
+        if rep == "cyborg":  # named after Cyborg's host name, not the root's
+            out.append(d)
+            continue
+        name = provider_name(root["name"], d.get("named", d["address"]), rep, mdev=d.get("mdev", False))
+        legacy = legacy_provider_name(root["name"], d["address"]) if d.get("legacy_name") else None
+        out.append(dict(d, name=name, uuid=provider_uuid(name), legacy_name=legacy))
     return out
+
+
+class _Children(object):
+    """The root's children by name, case ignored (Placement's name column compares so on MySQL)."""
+
+    def __init__(self, state, root):
+        self.state = state
+        self.by_lower = {}
+        for p in state.children_of(root["uuid"]):
+            self.by_lower.setdefault(p["name"].lower(), p)
+
+    def find(self, name):
+        return self.by_lower.get(name.lower())
+
+    def owned(self, name, owner):
+        p = self.find(name)
+        if p is None:
+            return None
+        traits, _invs = self.state.details(p)
+        return p if reported_by(p, traits, owner) else None
+
+
+def reported_by(provider, traits, reporter):
+    """Whether ``reporter`` made ``provider``. Nova marks its providers ``OWNER_NOVA``. Cyborg 17's conductor adds
+    only its drivers' traits (no ``OWNER_CYBORG``, measured with its agent): its provider is the one with its name,
+    the uuid ``uuid3(NAMESPACE_DNS, name)`` and no owner trait of another."""
+    owner = owner_of(traits)
+    if owner == reporter:
+        return True
+    return reporter == "cyborg" and owner is None and provider["uuid"] == provider_uuid(provider["name"])
+
+
+def other_reporters(children, d, prefix, root_name):
+    """The providers Nova or Cyborg already have for the device of the accelops-reported unit ``d``: [(reporter,
+    name)]. Two reporters for one device offer it twice; the caller refuses."""
+    found = []
+    cyb = children.owned(d.get("cyborg_name") or provider_name(prefix, d["address"], "cyborg"), "cyborg")
+    if cyb is not None:
+        found.append(("cyborg", cyb["name"]))
+    dev = d.get("device") or d["address"]
+    for mdev in ((False, True) if d.get("mdev_capable") else (False,)):
+        nova = children.owned(provider_name(root_name, dev, "nova", mdev=mdev), "nova")
+        if nova is not None:
+            found.append(("nova", nova["name"]))
+    return found
+
+
+def _plan_reported(state, children, d, act, warnings):
+    """The plan for a unit Nova or Cyborg reports: add the function traits where that reporter keeps them
+    (Cyborg's providers, Nova's vGPU providers), read Nova's PCI providers back (their traits come from the
+    device_spec ``traits`` tag), or wait for the reporter to make its provider."""
+    rep = d["reporter"]
+    cur = children.find(d["name"])
+    if cur is not None:
+        traits, invs = state.details(cur)
+        if reported_by(cur, traits, rep):
+            act.update(uuid=cur["uuid"], name=cur["name"], listed=cur, owner=rep,
+                       before={"traits": traits, "inventories": invs, "generation": cur["generation"]})
+            want = [t for t in d["traits"] if is_function_trait(t)]
+            if d.get("hold") or d.get("release"):
+                act["hold"] = "hold" if d.get("hold") else "release"
+            if rep == "cyborg" or d.get("mdev"):
+                new_traits = merge_traits(traits, d["traits"], function_only=True)
+                changed = new_traits != sorted(traits)
+                act.update(kind="update" if changed else "unchanged", traits=new_traits if changed else None,
+                           inventories=None, function_only=True)
+            else:
+                act.update(kind="foreign")
+                missing = sorted(set(want) - set(traits))
+                if missing:
+                    warnings.append("Nova's provider %s lacks %s: Nova writes its traits from the device_spec "
+                                    "'traits' tag (nova_compute_config renders it from the same declaration)"
+                                    % (cur["name"], ", ".join(missing)))
+            return act
+    act.update(kind="awaiting", owner=rep, before=None)
+    warnings.append("%s has not reported %s yet (expected provider %s): its function traits follow once it does"
+                    % (rep.capitalize(), d["address"], d["name"]))
+    return act
 
 
 def plan_host(state, host_spec, options):
@@ -54,19 +137,38 @@ def plan_host(state, host_spec, options):
         raise PlacementInputError(err)
     actions = []
     desired = named_after_root(host_spec, root)
-    desired_names = set(d["name"] for d in desired)
+    prefix = host_spec.get("name_prefix") or root["name"]
+    children = _Children(state, root)
+    handled = set()
+    clashes = []
     extra = set(options.get("extra_traits") or ())
     for d in desired:
-        cur = state.by_name.get(d["name"]) or state.by_uuid.get(d["uuid"])
         act = {"name": d["name"], "uuid": d["uuid"], "host": host_spec["host"], "address": d["address"],
-               "root_uuid": root["uuid"], "desired": d, "note": d.get("note")}
+               "root_uuid": root["uuid"], "desired": d, "note": d.get("note"), "reporter": d.get("reporter", "accelops")}
+        if act["reporter"] != "accelops":
+            actions.append(_plan_reported(state, children, d, act, warnings))
+            if act.get("listed"):
+                handled.add(act["uuid"])
+            continue
+        for rep, name in other_reporters(children, d, prefix, root["name"]):
+            clashes.append("%s is reported by %s as %s, and this collection would report it as %s"
+                           % (d["address"], rep, name, d["name"]))
+        cur = state.by_name.get(d["name"]) or state.by_uuid.get(d["uuid"])
+        legacy = state.by_name.get(d.get("legacy_name") or "") if cur is None else None
+        if legacy is not None and legacy.get("parent_provider_uuid") == root["uuid"] and \
+                owner_of(state.details(legacy)[0]) == "accelops":
+            cur = legacy  # this collection's provider under its old name: renamed in place, allocations kept
+            act["rename_from"] = legacy["name"]
         if cur is None:
             act.update(kind="create", before=None, traits=d["traits"], inventories=d["inventories"])
             actions.append(act)
             continue
+        handled.add(cur["uuid"])
         act["uuid"] = cur["uuid"]
         traits, invs = state.details(cur)
         act["before"] = {"traits": traits, "inventories": invs, "generation": cur["generation"]}
+        if act.get("rename_from"):
+            act["before"]["name"] = act["rename_from"]
         act["listed"] = cur
         if cur.get("root_provider_uuid") != root["uuid"]:
             act.update(kind="foreign", owner=owner_of(traits))
@@ -78,8 +180,7 @@ def plan_host(state, host_spec, options):
         if owner is None and not traits and not invs and cur["uuid"] == d["uuid"] and \
                 cur.get("parent_provider_uuid") == root["uuid"]:
             # exactly what a create cut off after its POST leaves: this module's name and uuid, under the
-            # root, no trait, no inventory. Finish it (it cannot be anyone's work in progress but a create
-            # by the same rule: Cyborg's, whose own run then sets its owner trait and wins).
+            # root, no trait, no inventory. Finish it.
             act["note"] = ((act.get("note") or "") + " resumed an interrupted create").strip()
             owner = "accelops"
         if owner == "accelops" or (owner is None and options.get("adopt")):
@@ -88,7 +189,7 @@ def plan_host(state, host_spec, options):
             act.update(kind="update", owner="accelops",
                        traits=new_traits if new_traits != sorted(traits) else None,
                        inventories=None if same_inventories(invs, want_invs) else want_invs)
-            if act["traits"] is None and act["inventories"] is None:
+            if act["traits"] is None and act["inventories"] is None and not act.get("rename_from"):
                 act["kind"] = "unchanged"
         elif owner in ("cyborg", "nova") and options.get("foreign_providers") == "function_traits":
             new_traits = merge_traits(traits, d["traits"], function_only=True)
@@ -101,9 +202,14 @@ def plan_host(state, host_spec, options):
                 warnings.append("provider %s exists without an owner trait: left alone (set adopt=true to manage it)"
                                 % d["name"])
         actions.append(act)
+    if clashes:
+        raise PlacementInputError(
+            "reporters: one reporter per device, on host %s: %s. Declare the reporter that already reports the "
+            "device (reporter: nova or cyborg), or stop it reporting the device (Nova's [pci] device_spec, "
+            "Cyborg's enabled drivers)" % (host_spec["host"], "; ".join(clashes)))
     if options.get("prune", True):
         for p in state.children_of(root["uuid"]):
-            if p["name"] in desired_names:
+            if p["uuid"] in handled:
                 continue
             traits, invs = state.details(p)
             if owner_of(traits) != "accelops":
@@ -273,6 +379,38 @@ class Converger(object):
                 return found
         raise AssertionError("unreachable")
 
+    def hold(self, action, check_mode=False):
+        """Drain (``action["hold"] == "hold"``) a provider Nova or Cyborg reports by allocating its free units to
+        its hold consumer, or release that allocation. Returns the units held after the run, by resource class
+        (empty when none), and sets ``hold_changed``."""
+        u = action["uuid"]
+        consumer = hold_consumer(u)
+        cur = self.client.get("/allocations/" + consumer)
+        mine = ((cur.get("allocations") or {}).get(u) or {}).get("resources") or {}
+        if action["hold"] == "release":
+            action["hold_changed"] = bool(mine)
+            if mine and not check_mode:
+                self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+            return {}
+        invs = self.client.get("/resource_providers/%s/inventories" % u)["inventories"]
+        used = self.client.get("/resource_providers/%s/usages" % u)["usages"]
+        want = {}
+        for rc, inv in invs.items():
+            others = int(used.get(rc, 0)) - int(mine.get(rc, 0))
+            free = int((inv["total"] - inv.get("reserved", 0)) * inv.get("allocation_ratio", 1.0)) - others
+            if free > 0:
+                want[rc] = free
+        action["hold_changed"] = want != mine
+        if not action["hold_changed"] or check_mode:
+            return want
+        if not want:
+            self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+            return {}
+        body = {"allocations": {u: {"resources": want}}, "project_id": HOLD_PROJECT, "user_id": HOLD_PROJECT,
+                "consumer_generation": cur.get("consumer_generation"), "consumer_type": HOLD_CONSUMER_TYPE}
+        self.client.call("PUT", "/allocations/" + consumer, body, ok=(204,))
+        return want
+
     def apply(self, action, extra_traits=()):
         kind = action["kind"]
         if kind == "create":
@@ -292,6 +430,11 @@ class Converger(object):
         elif kind == "update":
             listed = action["listed"]
             gen = listed["generation"]
+            if action.get("rename_from"):
+                self._hook(action, "rename")
+                gen = self.client.call("PUT", "/resource_providers/" + action["uuid"],
+                                       {"name": action["name"], "parent_provider_uuid": action["root_uuid"]})["generation"]
+                listed = dict(listed, name=action["name"], generation=gen)
             traits, invs = action["before"]["traits"], action["before"]["inventories"]
             function_only = action.get("function_only", False)
             desired = action["desired"]["traits"]
@@ -336,7 +479,7 @@ class Converger(object):
 
 # -- one run -------------------------------------------------------------------------------------------------
 _PAST = {"create": "created", "update": "updated", "unchanged": "unchanged", "prune": "pruned", "kept": "kept",
-         "foreign": "foreign"}
+         "foreign": "foreign", "awaiting": "awaiting"}
 
 
 def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoint=None, before_write=None):
@@ -359,6 +502,7 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
     extra = tuple(options.get("extra_traits") or ())
     conv = Converger(client, state, cache, retries=options.get("conflict_retries", 5), before_write=before_write)
     writes = [a for a in actions if a["kind"] in ("create", "update", "prune")]
+    holds = [a for a in actions if a.get("hold")]
     if not check_mode and writes:
         traits, rcs = required_custom_names(writes)
         conv.ensure_names(traits, rcs)
@@ -373,6 +517,8 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
                 a["after"] = {"traits": a["traits"] if a.get("traits") is not None else b["traits"],
                               "inventories": a["inventories"] if a.get("inventories") is not None
                               else b["inventories"]}
+    for a in holds:
+        a["held"] = conv.hold(a, check_mode)
     warnings.extend(conv.warnings)
     if cache is not None and not check_mode:
         try:
@@ -389,14 +535,17 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
         providers.append({
             "name": a["name"], "uuid": a["uuid"], "host": a["host"], "address": a.get("address"),
             "root_provider_uuid": a["root_uuid"], "action": _PAST[kind], "owner": a.get("owner", "accelops"),
-            "resource_class": d.get("resource_class"),
+            "reporter": a.get("reporter", "accelops"), "resource_class": d.get("resource_class"),
+            "renamed_from": a.get("rename_from"),
             "traits": (shown or {}).get("traits", []), "inventories": (shown or {}).get("inventories", {}),
-            "drained": is_drained((shown or {}).get("inventories", {})), "note": a.get("note"),
+            "drained": is_drained((shown or {}).get("inventories", {})) or bool(a.get("held")),
+            "held": a.get("held"), "note": a.get("note"),
         })
         if kind in ("create", "update", "prune"):
             before[a["name"]] = None if b is None else {"traits": b["traits"], "inventories": b["inventories"]}
             after[a["name"]] = aft
-    changed = any(a["kind"] in ("create", "prune") or (a["kind"] == "update") for a in actions)
+    changed = any(a["kind"] in ("create", "prune") or (a["kind"] == "update") or a.get("hold_changed")
+                  for a in actions)
     return {
         "changed": changed,
         "providers": providers,
@@ -409,7 +558,7 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
     }
 
 
-ACTIONS = ("created", "updated", "unchanged", "pruned", "kept", "foreign")
+ACTIONS = ("created", "updated", "unchanged", "pruned", "kept", "foreign", "awaiting")
 
 
 def _counts(providers):

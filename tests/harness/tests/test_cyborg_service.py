@@ -207,3 +207,41 @@ def test_what_cyborg_does_with_invalid_profiles(services):
         assert status == 409 and "already exists" in _fault(dup)
     finally:
         _call(ep, "DELETE", "/v2/device_profiles/" + body["uuid"])
+
+
+def test_service_token_lets_nova_bind(services):
+    """Binding needs Nova's service token (X-Service-Token); the middleware gives it the service role."""
+    ep = services["cyborg_endpoint"]
+    status, dp = _call(ep, "POST", "/v2/device_profiles",
+                       body=[{"name": "harness-bind", "groups": [{"resources:FPGA": "1"}]}])
+    assert status == 201, dp
+    try:
+        status, arqs = _call(ep, "POST", "/v2/accelerator_requests", body={"device_profile_name": "harness-bind"})
+        arq = arqs["arqs"][0]["uuid"]
+        patch = {arq: [{"path": "/hostname", "op": "add", "value": "cn1"},
+                       {"path": "/device_rp_uuid", "op": "add", "value": "00000000-0000-0000-0000-000000000001"},
+                       {"path": "/instance_uuid", "op": "add", "value": "00000000-0000-0000-0000-000000000002"}]}
+        status, body = _call(ep, "PATCH", "/v2/accelerator_requests", body=patch)
+        assert status == 403 and "requires a service token" in _fault(body)
+        req = urllib.request.Request(ep + "/v2/accelerator_requests", method="PATCH", data=json.dumps(patch).encode(),
+                                     headers={"X-Auth-Token": "admin", "Content-Type": "application/json",
+                                              "X-Service-Token": "nonsense", "OpenStack-API-Version": "accelerator 2.2"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 401
+        # with the service token the bind reaches the conductor, which finds no deployable for that provider
+        req = urllib.request.Request(ep + "/v2/accelerator_requests", method="PATCH", data=json.dumps(patch).encode(),
+                                     headers={"X-Auth-Token": "admin", "Content-Type": "application/json",
+                                              "X-Service-Token": services.get("cyborg_service_token", "service"),
+                                              "OpenStack-API-Version": "accelerator 2.2"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=30)
+        assert e.value.code == 404 and "Deployable" in e.value.read().decode()
+    finally:
+        # the ARQ names an instance now: deleting it takes the service token too
+        req = urllib.request.Request(ep + "/v2/accelerator_requests?arqs=" + arq, method="DELETE",
+                                     headers={"X-Auth-Token": "admin", "X-Service-Token": "service",
+                                              "OpenStack-API-Version": "accelerator 2.2"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 204
+        assert _call(ep, "DELETE", "/v2/device_profiles/" + dp["uuid"])[0] == 204

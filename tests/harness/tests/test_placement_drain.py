@@ -33,7 +33,7 @@ def env(clean_placement):
     """A compute node with two FPGA card providers (total 1 each)."""
     p = clean_placement
     root = p.create_provider("cn1")
-    for name in ("cn1_0000:86:00.0", "cn1_0000:87:00.0"):
+    for name in ("cn1_accelops_0000:86:00.0", "cn1_accelops_0000:87:00.0"):
         u = p.create_provider(name, parent=root["uuid"])["uuid"]
         p.set_inventories(u, {"FPGA": {"total": 1, "reserved": 0}})
     return p
@@ -44,7 +44,7 @@ def uuid_of(env, name):
 
 
 def test_a_free_provider_is_drained_and_then_nothing_can_be_allocated(env, capsys):
-    u = uuid_of(env, "cn1_0000:86:00.0")
+    u = uuid_of(env, "cn1_accelops_0000:86:00.0")
     gen = env.get("/resource_providers/" + u)["generation"]
     r = run(env, capsys, [{"uuid": u, "name": "a", "generation": gen, "card": "cn1 86"}])
     assert r["changed"] and r["drained"] == ["a"] and r["refused"] == []
@@ -63,7 +63,7 @@ def test_a_free_provider_is_drained_and_then_nothing_can_be_allocated(env, capsy
 
 
 def test_an_allocated_provider_is_refused_and_left_as_it_is(env, capsys):
-    u = uuid_of(env, "cn1_0000:86:00.0")
+    u = uuid_of(env, "cn1_accelops_0000:86:00.0")
     env.allocate(CONSUMER, {u: {"FPGA": 1}})
     r = run(env, capsys, [{"uuid": u, "name": "a"}])
     assert not r["changed"] and r["drained"] == []
@@ -74,7 +74,7 @@ def test_an_allocated_provider_is_refused_and_left_as_it_is(env, capsys):
 
 def test_an_allocation_made_between_the_read_and_the_drain_is_caught_by_the_generation(env):
     import openstack
-    u = uuid_of(env, "cn1_0000:86:00.0")
+    u = uuid_of(env, "cn1_accelops_0000:86:00.0")
     plan_gen = env.get("/resource_providers/" + u)["generation"]
     conn = openstack.connect(**env.cloud())
     client = P.Client(conn.placement)
@@ -96,7 +96,7 @@ def test_an_allocation_made_between_the_read_and_the_drain_is_caught_by_the_gene
 
 
 def test_a_card_is_drained_whole_or_not_at_all(env, capsys):
-    a, b = uuid_of(env, "cn1_0000:86:00.0"), uuid_of(env, "cn1_0000:87:00.0")
+    a, b = uuid_of(env, "cn1_accelops_0000:86:00.0"), uuid_of(env, "cn1_accelops_0000:87:00.0")
     env.allocate(CONSUMER, {b: {"FPGA": 1}})
     r = run(env, capsys, [{"uuid": a, "name": "a", "card": "one card"}, {"uuid": b, "name": "b", "card": "one card"}])
     assert [p["action"] for p in r["providers"]] == ["undone", "refused"]
@@ -106,7 +106,7 @@ def test_a_card_is_drained_whole_or_not_at_all(env, capsys):
 
 
 def test_check_mode_writes_nothing(env, capsys):
-    u = uuid_of(env, "cn1_0000:86:00.0")
+    u = uuid_of(env, "cn1_accelops_0000:86:00.0")
     r = run(env, capsys, [{"uuid": u, "name": "a"}], check=True)
     assert r["changed"] and r["providers"][0]["action"] == "drained"
     assert env.inventories(u)["FPGA"]["reserved"] == 0
@@ -135,7 +135,7 @@ def test_aggregate_members_are_read(env, capsys):
 
 
 def test_numbers_out_of_range_are_refused_naming_the_option(env, capsys):
-    u = uuid_of(env, "cn1_0000:86:00.0")
+    u = uuid_of(env, "cn1_accelops_0000:86:00.0")
     r = run(env, capsys, [{"uuid": u, "generation": -1}])
     assert r["failed"] and r["msg"].startswith("providers[0].generation: must be ")
     args = {"cloud": env.cloud(), "providers": [{"uuid": u}], "conflict_retries": 1000}

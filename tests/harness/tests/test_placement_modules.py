@@ -59,7 +59,8 @@ def discovery(host="cn1", records=None):
 
 
 # children are named after the compute node provider found (cn1.example.org), not the spelling that found it
-CHILD = "cn1.example.org_"
+CHILD = "cn1.example.org_accelops_"
+CYBORG_CHILD = "cn1.example.org_"  # Cyborg names its deployables <host>_<address>
 
 
 def run(module, args, capsys, check=False, diff=False):
@@ -101,7 +102,7 @@ def test_create_from_scratch_then_noop_rerun_sends_no_write(env, capsys):
     per_provider = [x for x in reqs if "/resource_providers" in x and not x.startswith("GET /resource_providers ")]
     assert len(per_provider) <= 3 * 3
     fpga = env.provider_by_name(CHILD + FPGA_ADDR)
-    assert fpga["uuid"] == P.provider_uuid(CHILD + FPGA_ADDR)            # Cyborg's uuid3 naming
+    assert fpga["uuid"] == P.provider_uuid(CHILD + FPGA_ADDR)            # uuid3 of the name, as Cyborg's
     assert fpga["parent_provider_uuid"] == env.root["uuid"]
     assert P._naming.fpga_function_trait("intel", AFU_GZIP) in env.traits(fpga["uuid"])
     assert "CUSTOM_OWNER_ACCELOPS" in env.traits(fpga["uuid"])
@@ -199,22 +200,36 @@ def test_concurrent_writer_between_read_and_write_both_changes_survive(env, caps
     assert P._naming.fpga_function_trait("intel", AFU_GZIP) not in traits
 
 
-def test_provider_owned_by_someone_else_is_untouched(env, capsys):
-    name = CHILD + FPGA_ADDR
+def test_a_device_cyborg_reports_is_refused_then_traited_as_cyborgs(env, capsys):
+    name = CYBORG_CHILD + FPGA_ADDR
     theirs = env.create_provider(name, uuid=P.provider_uuid(name), parent=env.root["uuid"])
     env.set_traits(theirs["uuid"], ["OWNER_CYBORG", "CUSTOM_FPGA_FUNCTION_ID_INTEL_OLD"])
     env.set_inventories(theirs["uuid"], {"FPGA": {"total": 2}})
     mark = env.log_mark()
     r = env.tree(capsys, discovery=discovery(records=[fpga_record()]))
-    assert by_name(r)[name]["action"] == "foreign" and by_name(r)[name]["owner"] == "cyborg"
-    assert [x for x in env.requests_since(mark) if x.startswith(("PUT /resource_providers/" + theirs["uuid"],
-                                                                 "DELETE"))] == []
+    # reported by this collection as well, the card would be offered twice: refused, nothing written
+    assert r["failed"] is True and "one reporter per device" in r["msg"] and name in r["msg"], r
+    assert [x for x in env.requests_since(mark) if not x.startswith("GET ")] == []
     assert env.traits(theirs["uuid"]) == ["CUSTOM_FPGA_FUNCTION_ID_INTEL_OLD", "OWNER_CYBORG"]
-    # told to, it only swaps the function traits
-    r = env.tree(capsys, discovery=discovery(records=[fpga_record()]), foreign_providers="function_traits")
-    assert by_name(r)[name]["action"] == "updated"
+    # declared as Cyborg's, only the function traits are swapped on Cyborg's provider
+    r = env.tree(capsys, discovery=discovery(records=[fpga_record()]), reporter="cyborg")
+    assert by_name(r)[name]["action"] == "updated" and by_name(r)[name]["reporter"] == "cyborg"
     assert env.traits(theirs["uuid"]) == sorted(["OWNER_CYBORG", P._naming.fpga_function_trait("intel", AFU_GZIP)])
     assert env.inventories(theirs["uuid"])["FPGA"]["total"] == 2
+    assert [p["name"] for p in env.providers() if "accelops" in p["name"]] == []
+
+
+def test_own_providers_under_the_old_names_are_renamed_with_their_allocations(env, capsys):
+    old = CYBORG_CHILD + NIC_ADDR  # what this collection named its providers before reporters
+    p = env.create_provider(old, uuid=P.provider_uuid(old), parent=env.root["uuid"])
+    env.set_traits(p["uuid"], ["CUSTOM_OWNER_ACCELOPS"])
+    env.set_inventories(p["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8}})
+    env.allocate("11111111-2222-3333-4444-555555555555", {p["uuid"]: {"SRIOV_NET_VF": 1}})
+    r = env.tree(capsys, discovery=discovery(records=[nic_record()]))
+    nic = by_name(r)[CHILD + NIC_ADDR]
+    assert nic["uuid"] == p["uuid"] and nic["renamed_from"] == old and r["summary"]["pruned"] == 0, r
+    assert env.provider_by_name(old) is None and env.provider_by_name(CHILD + NIC_ADDR)["uuid"] == p["uuid"]
+    assert env.get("/resource_providers/%s/usages" % p["uuid"])["usages"] == {"SRIOV_NET_VF": 1}
 
 
 def test_check_mode_sends_no_write(env, capsys):
@@ -246,7 +261,7 @@ def test_fleet_in_one_call(env, capsys):
     env.create_provider("cn2")
     r = env.tree(capsys, hosts=[{"discovery": discovery("cn1")}, {"discovery": discovery("cn2", [gpu_record()])}])
     assert r["summary"]["created"] == 4
-    assert env.provider_by_name("cn2_" + GPU_ADDR)["root_provider_uuid"] == env.provider_by_name("cn2")["uuid"]
+    assert env.provider_by_name("cn2_accelops_" + GPU_ADDR)["root_provider_uuid"] == env.provider_by_name("cn2")["uuid"]
 
 
 def test_info_reports_inventories_usages_traits_allocations(env, capsys):
@@ -317,4 +332,36 @@ def test_any_spelling_of_the_host_reports_the_same_children(env, capsys):
     # an explicit name_prefix is still what names them
     prefixed = env.tree(capsys, discovery=discovery(), name_prefix="cn1", check=True)
     assert sorted(p["name"] for p in prefixed["providers"] if p["name"].startswith("cn1_")) == \
-        sorted("cn1_" + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))
+        sorted("cn1_accelops_" + a for a in (FPGA_ADDR, GPU_ADDR, NIC_ADDR))
+
+
+def test_a_nova_reported_unit_is_drained_by_a_hold_that_nova_cannot_undo(env, capsys):
+    # Nova's PCI provider of the NIC: Nova rewrites its inventory (reserved included) every periodic update
+    name = "cn1.example.org_" + NIC_ADDR.upper()
+    nova = env.create_provider(name, parent=env.root["uuid"])
+    env.set_traits(nova["uuid"], ["OWNER_NOVA"])
+    env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8}})
+    env.allocate("11111111-2222-3333-4444-555555555555", {nova["uuid"]: {"SRIOV_NET_VF": 3}})
+    rec = [nic_record()]
+    r = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
+    p = by_name(r)[name]
+    assert p["action"] == "foreign" and p["held"] == {"SRIOV_NET_VF": 5} and p["drained"] is True, p
+
+    def usages():
+        return env.get("/resource_providers/%s/usages" % nova["uuid"])["usages"]
+    assert usages() == {"SRIOV_NET_VF": 8}
+    # Nova's next periodic update writes its inventory back as it sees it: the hold stays, nothing is free
+    env.set_inventories(nova["uuid"], {"SRIOV_NET_VF": {"total": 8, "max_unit": 8, "reserved": 0}})
+    assert usages() == {"SRIOV_NET_VF": 8}
+    # the read side: the hold is a drain, not use (the converge would otherwise block the card on its own hold)
+    info = by_name(run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys))[name]
+    assert info["held"] == {"SRIOV_NET_VF": 5} and info["drained"] is True and info["in_use"] is True
+    # a second drain changes nothing; an undrain releases only the hold
+    again = env.tree(capsys, discovery=discovery(records=rec), reporter="nova", drain=[NIC_ADDR], keep_drained=True)
+    assert again["changed"] is False, again
+    # with the instance gone, what is left on the provider is the hold alone: drained, not in use
+    env.request("DELETE", "/allocations/11111111-2222-3333-4444-555555555555", expect=204)
+    info = by_name(run(info_mod, {"cloud": env.cloud(), "hosts": ["cn1"]}, capsys))[name]
+    assert info["held"] == {"SRIOV_NET_VF": 5} and info["in_use"] is False and info["drained"] is True
+    env.tree(capsys, discovery=discovery(records=rec), reporter="nova", undrain=[NIC_ADDR], keep_drained=True)
+    assert usages() == {"SRIOV_NET_VF": 0}

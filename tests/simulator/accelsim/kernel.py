@@ -13,6 +13,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
+from . import mig
 from .model import UUID_RE, format_bdf, parse_bdf, vf_bdf
 
 ALWAYS_DRIVERS = ("vfio-pci", "pci-stub")
@@ -106,6 +107,7 @@ class Host(object):
         for f in self.lab["functions"]:
             if f.get("sriov") and f["sriov"]["boot_numvfs"] and f["driver"]:
                 self._enable_vfs(f["bdf"], f["sriov"]["boot_numvfs"])
+        mig.boot(self)
         if st["boot"] == 1:
             # The lab's initial transient state: what was running when the lab was captured.
             for m in self.lab["mdevs"]:

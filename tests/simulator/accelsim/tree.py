@@ -10,6 +10,7 @@ import os
 import posixpath
 import sys
 
+from . import mig
 from .config import config_header
 from .kernel import domain_hostdevs
 from .model import cpulist_to_mask, parse_bdf
@@ -170,6 +171,7 @@ def build(host):
     t.file("dev/vfio/vfio", b"", 0o666)
     t.attr("proc/sys/kernel/hostname", host.lab["hostname"], RW, ("noop",))
     _tools(t)
+    mig.render(t, host)
     ctx = _Context(host)
     for bdf in host.bdfs():
         _function_part(t, host, bdf, ctx)

@@ -96,7 +96,9 @@ def test_mig_disabled_and_enabled_without_instances(tmp_path):
 
 
 def test_mig_bad_arguments(host):
-    rc, out, _err = host.tool("nvidia-smi", "mig", "-cgi", "19")
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-cgi")
+    assert rc == 2 and "Invalid combination" in out
+    rc, out, _err = host.tool("nvidia-smi", "mig", "-dgi", "-C")
     assert rc == 2 and "Invalid combination" in out
 
 

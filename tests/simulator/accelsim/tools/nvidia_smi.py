@@ -1,4 +1,4 @@
-"""nvidia-smi, the read-only query subset, with the real tool's output layouts:
+"""nvidia-smi, the query subset and MIG management, with the real tool's output layouts:
 
 - ``-L``; ``--query-gpu=<fields> --format=csv[,noheader][,nounits]`` with ``-i <index|bus id|uuid>``;
 - ``mig -lgip`` / ``mig -lgipp`` (``-i ID``): the GPU instance profiles (free/total counted from the instances
@@ -7,12 +7,17 @@
 - ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables, or the
   real messages ``No MIG-enabled devices found.`` / ``No GPU instances found: Not Found`` / ``No compute
   instances found: Not Found`` (exit status 6, NVML's NOT_FOUND);
+- ``mig -cgi <ids or names>[ -C]``, ``mig -cci``, ``mig -dci``, ``mig -dgi`` (``-i ID``, ``-gi ID``, ``-ci ID``)
+  and ``-i ID -mig 0|1``: MIG changes, with the real messages (``Successfully created GPU instance ID  2 on GPU
+  0 using profile MIG 3g.20gb (ID  9)``, ``Unable to destroy ...: In use by another client``, ``Insufficient
+  Resources``, the pending-mode warning) and the driver's rules (accelsim/mig.py, with sources);
 - ``vgpu -s`` / ``vgpu -c`` (``-v``, ``-i ID``): supported and creatable vGPU types per GPU, names only or,
   with ``-v``, one ``vGPU Type ID : 0x...`` block per type.
 
 Lab keys read (``functions[].gpu``): ``name``, ``uuid``, ``serial``, ``memory_mib``, ``vbios``, and for MIG
 ``mig: {mode: Enabled|Disabled, pending: <mode>, gpu_instances: [{id, profile_id, name, placement,
-compute_instances: [{id, profile_id, name, placement}]}]}`` (``name`` is the profile name without ``MIG``,
+compute_instances: [{id, profile_id, name, placement}]}]}`` (the state at the lab's first boot; MIG state then
+lives in the host state, see accelsim/mig.py) (``name`` is the profile name without ``MIG``,
 e.g. ``1g.10gb``; ``placement`` is ``start:size``). The older ``mig_mode: Enabled`` key sets both modes and no
 instances. A GPU without either is not MIG capable (``[N/A]``). vGPU types come from the function's
 ``vgpu`` (vendor-specific VFIO, numeric ids) or ``mdev`` (``nvidia-<id>`` types) section.
@@ -21,6 +26,7 @@ instances. A GPU without either is not MIG capable (``[N/A]``). vGPU types come 
 import re
 import sys
 
+from .. import mig as migstate
 from ..mig_profiles import free_count, profiles as mig_profiles
 
 FIELDS = {
@@ -44,7 +50,7 @@ FIELDS = {
 
 
 def gpus(host):
-    return [b for b in host.bdfs() if host.static(b).get("gpu") and host.driver_of(b) == "nvidia"]
+    return migstate.nvidia_gpus(host)
 
 
 def _bus_id(bdf):
@@ -74,7 +80,7 @@ def _value(host, index, bdf, field, total):
     if field == "vbios_version":
         return g.get("vbios", "[N/A]")
     if field.startswith("mig.mode."):
-        mig = _mig(g)
+        mig = _mig(host, bdf)
         if mig is None:
             return "[N/A]"
         return mig["mode"] if field == "mig.mode.current" else mig["pending"]
@@ -85,15 +91,9 @@ def _value(host, index, bdf, field, total):
     raise KeyError(field)
 
 
-def _mig(g):
-    """The GPU's MIG state, or None when it is not MIG capable."""
-    if isinstance(g.get("mig"), dict):
-        m = g["mig"]
-        mode = m.get("mode", "Disabled")
-        return {"mode": mode, "pending": m.get("pending", mode), "gpu_instances": m.get("gpu_instances") or []}
-    if g.get("mig_mode"):
-        return {"mode": g["mig_mode"], "pending": g["mig_mode"], "gpu_instances": []}
-    return None
+def _mig(host, bdf):
+    """The GPU's MIG state (accelsim/mig.py), or None when it is not MIG capable."""
+    return migstate.state_of(host, bdf)
 
 
 NOT_FOUND = 6  # NVML_ERROR_NOT_FOUND: what nvidia-smi exits with when there is nothing to list
@@ -166,9 +166,21 @@ def _select(host, found, select):
     return [(i, b) for i, b in indexed if select in (str(i), host.static(b)["gpu"]["uuid"], _bus_id(b), b)]
 
 
-def mig_main(host, found, args):
-    """``nvidia-smi mig -lgi|-lci|-lgip|-lgipp [-i ID] [-gi ID]`` (read-only listings)."""
-    what = select = gi_filter = None
+MIG_USAGE = "Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n"
+OTHER_ERROR = 255  # nvidia-smi's "Other error or internal driver error occurred" (In use, Insufficient Resources)
+
+
+def _ids(text):
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
+def mig_main(store, args):
+    """``nvidia-smi mig``: the listings (-lgi, -lci, -lgip, -lgipp) and the changes (-cgi LIST [-C], -cci [LIST],
+    -dci, -dgi), each with ``-i ID`` (GPU), ``-gi ID[,ID]`` and ``-ci ID[,ID]`` filters. ``-cci`` makes the default
+    compute instance only (CI profiles other than the GI-wide one are not modelled)."""
+    what = select = gi_filter = ci_filter = None
+    profiles_arg = None
+    default_ci = False
     it = iter(args)
     for arg in it:
         if arg in ("-lgi", "--list-gpu-instances"):
@@ -179,35 +191,61 @@ def mig_main(host, found, args):
             what = "gip"
         elif arg in ("-lgipp", "--list-gpu-instance-possible-placements"):
             what = "gipp"
+        elif arg in ("-cgi", "--create-gpu-instance"):
+            what = "cgi"
+            profiles_arg = next(it, "")
+        elif arg in ("-cci", "--create-compute-instance"):
+            what = "cci"
+        elif arg in ("-dci", "--destroy-compute-instance"):
+            what = "dci"
+        elif arg in ("-dgi", "--destroy-gpu-instance"):
+            what = "dgi"
+        elif arg in ("-C", "--default-compute-instance"):
+            default_ci = True
         elif arg in ("-i", "--id"):
             select = next(it, "")
         elif arg in ("-gi", "--gpu-instance-id"):
-            gi_filter = next(it, "")
+            gi_filter = _ids(next(it, ""))
+        elif arg in ("-ci", "--compute-instance-id"):
+            ci_filter = _ids(next(it, ""))
+        elif what == "cci" and profiles_arg is None and not arg.startswith("-"):
+            profiles_arg = arg
         else:
-            sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n")
+            sys.stdout.write(MIG_USAGE)
             return 2
-    if what is None:
-        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n")
+    if what is None or (default_ci and what != "cgi") or (what == "cgi" and not _ids(profiles_arg)):
+        sys.stdout.write(MIG_USAGE)
         return 2
+    host = store_host(store)
+    found = gpus(host)
+    if not found:
+        sys.stdout.write(NO_DRIVER)
+        return 9
     indexed = _select(host, found, select)
     if select is not None and not indexed:
         sys.stdout.write("No devices were found\n")
         return NOT_FOUND
-    enabled = [(i, b, _mig(host.static(b)["gpu"])) for i, b in indexed]
-    enabled = [(i, b, m) for i, b, m in enabled if m is not None and m["mode"] == "Enabled"]
+    enabled = [(i, b) for i, b in indexed if (_mig(host, b) or {}).get("mode") == "Enabled"]
     if not enabled:
         sys.stdout.write("No MIG-enabled devices found.\n")
         return NOT_FOUND
     if what in ("gip", "gipp"):
-        lines = _profile_listing(host, enabled, what)
+        lines = _profile_listing(host, [(i, b, _mig(host, b)) for i, b in enabled], what)
         if lines is None:
             return 2
         print("\n".join(lines))
         return 0
+    if what in ("gi", "ci"):
+        return _listing(host, enabled, what, gi_filter)
+    with store.transaction() as host:
+        return _change(host, list(enabled), what, profiles_arg, default_ci, gi_filter, ci_filter)
+
+
+def _listing(host, enabled, what, gi_filter):
     rows = []
-    for i, _b, m in enabled:
-        for gi in m["gpu_instances"]:
-            if gi_filter is not None and str(gi["id"]) != gi_filter:
+    for i, b in enabled:
+        for gi in _mig(host, b)["gpu_instances"]:
+            if gi_filter is not None and str(gi["id"]) not in gi_filter:
                 continue
             if what == "gi":
                 rows.append(_gi_row(i, gi))
@@ -224,6 +262,129 @@ def mig_main(host, found, args):
         out.append(table[0])
     print("\n".join(out))
     return 0
+
+
+def _change(host, enabled, what, profiles_arg, default_ci, gi_filter, ci_filter):
+    """-cgi/-cci/-dci/-dgi on the MIG-enabled GPUs ``enabled``: one line per instance, as the real tool prints
+    them; on the first refusal a ``Failed to ...`` line and OTHER_ERROR (what was done before it stays done,
+    the real tool does not undo it)."""
+    out = []
+    failure = None
+    for i, b in enabled:
+        m = _mig(host, b)
+        table = migstate.table_of(host, b)
+        if what == "cgi":
+            for token in _ids(profiles_arg):
+                p = migstate.find_profile(table or [], token)
+                if p is None:
+                    out.append("Unable to create a GPU instance on GPU %2d using profile %s: Not Found" % (i, token))
+                    failure = failure or ("Failed to create GPU instances: Not Found", NOT_FOUND)
+                    break
+                try:
+                    gi = migstate.create_gi(m, table, p)
+                except migstate.MigError as e:
+                    out.append("Unable to create a GPU instance on GPU %2d using profile %s: %s" % (i, token, e.reason))
+                    failure = failure or ("Failed to create GPU instances: %s" % e.reason, e.rc)
+                    break
+                out.append("Successfully created GPU instance ID %2d on GPU %2d using profile MIG %s (ID %2d)"
+                           % (gi["id"], i, gi["name"], gi["profile_id"]))
+                if default_ci:
+                    ci = migstate.create_default_ci(gi)
+                    out.append(_ci_created(i, gi, ci))
+            continue
+        gis = [gi for gi in m["gpu_instances"] if gi_filter is None or str(gi["id"]) in gi_filter]
+        if what == "cci":
+            for gi in gis:
+                try:
+                    ci = migstate.create_default_ci(gi)
+                except migstate.MigError as e:
+                    out.append("Unable to create a compute instance on GPU %2d GPU instance ID %2d using profile %s: %s"
+                               % (i, gi["id"], profiles_arg or "default", e.reason))
+                    failure = failure or ("Failed to create compute instances: %s" % e.reason, e.rc)
+                    continue
+                out.append(_ci_created(i, gi, ci))
+        elif what == "dci":
+            for gi in gis:
+                for ci in list(gi["compute_instances"]):
+                    if ci_filter is not None and str(ci["id"]) not in ci_filter:
+                        continue
+                    if migstate.ci_busy(host, i, gi, ci):
+                        out.append("Unable to destroy compute instance ID %2d from GPU %2d GPU instance ID %2d: In use by "
+                                   "another client" % (ci["id"], i, gi["id"]))
+                        failure = failure or ("Failed to destroy compute instances: In use by another client", OTHER_ERROR)
+                        continue
+                    gi["compute_instances"].remove(ci)
+                    out.append("Successfully destroyed compute instance ID %2d from GPU %2d GPU instance ID %2d"
+                               % (ci["id"], i, gi["id"]))
+        elif what == "dgi":
+            for gi in gis:
+                if gi["compute_instances"] or migstate.gi_busy(host, i, gi):
+                    out.append("Unable to destroy GPU instance ID %2d from GPU %2d: In use by another client" % (gi["id"], i))
+                    failure = failure or ("Failed to destroy GPU instances: In use by another client", OTHER_ERROR)
+                    continue
+                m["gpu_instances"].remove(gi)
+                out.append("Successfully destroyed GPU instance ID %2d from GPU %2d" % (gi["id"], i))
+    if not out and what in ("dci", "dgi", "cci"):
+        sys.stdout.write("No compute instances found: Not Found\n" if what != "dgi" else "No GPU instances found: Not Found\n")
+        return NOT_FOUND
+    if failure:
+        out.append(failure[0])
+    print("\n".join(out))
+    return failure[1] if failure else 0
+
+
+def _ci_created(i, gi, ci):
+    return ("Successfully created compute instance ID %2d on GPU %2d GPU instance ID %2d using profile MIG %s (ID %2d)"
+            % (ci["id"], i, gi["id"], ci["name"], ci["profile_id"]))
+
+
+NO_DRIVER = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+             "Make sure that the latest NVIDIA driver is installed and running.\n\n")
+
+
+def mig_mode(store, select, value):
+    """``nvidia-smi [-i ID] -mig 0|1``: per GPU ``Enabled MIG Mode for GPU <bus id>`` (in effect now), or the
+    pending warning when the GPU is in use (the change waits for a GPU reset or a reboot), then ``All done.``"""
+    if value not in ("0", "1"):
+        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n")
+        return 2
+    enable = value == "1"
+    word = "enable" if enable else "disable"
+    with store.transaction() as host:
+        found = gpus(host)
+        if not found:
+            sys.stdout.write(NO_DRIVER)
+            return 9
+        indexed = _select(host, found, select)
+        if select is not None and not indexed:
+            sys.stdout.write("No devices were found\n")
+            return NOT_FOUND
+        out = []
+        rc = 0
+        for i, b in indexed:
+            bus = _bus_id(b)
+            if _mig(host, b) is None:
+                out.append("Unable to %s MIG Mode for GPU %s: Not Supported" % (word, bus))
+                rc = 3
+                continue
+            try:
+                why = migstate.set_mode(host, i, b, enable)
+            except migstate.MigError as e:
+                out.append("Unable to %s MIG Mode for GPU %s: %s" % (word, bus, e.reason))
+                rc = OTHER_ERROR
+                continue
+            if why:
+                out.append("Warning: MIG mode is in pending %s state for GPU %s:%s" % (word, bus, why))
+                out.append("%s is currently being used by one or more other processes (e.g. CUDA application or a "
+                           "monitoring application such as another instance of nvidia-smi). Please first kill all "
+                           "processes using the device and retry the command or reboot the system to make MIG mode "
+                           "effective." % bus)
+            else:
+                out.append("%sd MIG Mode for GPU %s" % (word.capitalize(), bus))
+        if rc == 0:
+            out.append("All done.")
+    print("\n".join(out))
+    return rc
 
 
 def _type_id(tid):
@@ -295,15 +456,16 @@ def vgpu_main(host, found, args):
 
 
 def main(store, args):
-    if args and args[0] in ("mig", "vgpu"):
+    if args and args[0] == "mig":
+        return mig_main(store, args[1:])
+    if args and args[0] == "vgpu":
         host = store_host(store)
         found = gpus(host)
         if not found:
-            sys.stdout.write("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                             "Make sure that the latest NVIDIA driver is installed and running.\n\n")
+            sys.stdout.write(NO_DRIVER)
             return 9
-        return (mig_main if args[0] == "mig" else vgpu_main)(host, found, args[1:])
-    query = fmt = select = None
+        return vgpu_main(host, found, args[1:])
+    query = fmt = select = mig_value = None
     listing = False
     it = iter(args)
     for arg in it:
@@ -321,14 +483,22 @@ def main(store, args):
             select = next(it, "")
         elif arg.startswith("--id="):
             select = arg.split("=", 1)[1]
+        elif arg in ("-mig", "--multi-instance-gpu"):
+            mig_value = next(it, "")
+        elif arg.startswith("--multi-instance-gpu="):
+            mig_value = arg.split("=", 1)[1]
         else:
             sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n")
             return 2
+    if mig_value is not None:
+        if listing or query is not None:
+            sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n\n")
+            return 2
+        return mig_mode(store, select, mig_value)
     host = store_host(store)
     found = gpus(host)
     if not found:
-        sys.stdout.write("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-                         "Make sure that the latest NVIDIA driver is installed and running.\n\n")
+        sys.stdout.write(NO_DRIVER)
         return 9
     indexed = list(enumerate(found))
     if select is not None:

@@ -148,3 +148,24 @@ def test_hosts_that_do_not_run_the_role_are_left_out():
         converge_host({"inventory_hostname": "other"})
     with pytest.raises(AnsibleFilterError, match="^converge_batch: step must be one of"):
         converge_batch([], "apply")
+
+
+def test_each_call_carries_the_hosts_reporters():
+    p = plan([card(NIC, "todo"), card(FPGA, "ok", kind="fpga")], TODO, reporters={NIC: "nova", FPGA: "cyborg"})
+    read = {"results": [{"providers": []}]}
+    [drain] = converge_batch([host(plan=p, read=read)], "drain")
+    assert drain["reporters"] == {NIC: "nova", FPGA: "cyborg"} and drain["drain"] == [NIC]
+    applied = plan([card(NIC, "ok"), card(FPGA, "ok", kind="fpga")], {}, reporters={NIC: "nova", FPGA: "cyborg"},
+                   applied={NIC: {"failed": False, "applied": ["create 4 VFs"], "state": None}}, verify={NIC: True},
+                   kept_drained=[])
+    drained = {"changed": True, "by_host": {"cn-h1": {"summary": {"updated": 0}, "drained": []}}}
+    [item] = converge_batch([host(plan=p, read=read, drain=drained, apply=applied)], "report")
+    assert item["reporters"] == {NIC: "nova", FPGA: "cyborg"}
+
+
+def test_placement_usages_of_a_card_count_under_any_reporters_name():
+    p = plan([card(NIC, "todo")], TODO)
+    for name in ("cn-h1_" + NIC.upper(), "cn-h1_accelops_" + NIC, "cn-h1_" + NIC):
+        read = {"results": [{"providers": [{"name": name, "in_use": True, "usages": {"SRIOV_NET_VF": 1}}]}]}
+        state = converge_host(host(plan=p, read=read))
+        assert state["placement_in_use"][NIC] == ["placement provider %s has usages SRIOV_NET_VF=1" % name], name

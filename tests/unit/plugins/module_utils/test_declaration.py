@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -38,7 +39,7 @@ def fpga(name="gzip", afu=GZIP_AFU, **match):
 @pytest.mark.parametrize("entry,message", [
     ({"match": {"family": "fpga"}, "vfs": {"count": 2}}, "name: is required"),
     ({"name": "bad name", "match": {"family": "nic"}, "vfs": {"count": 2}}, "'bad name' is not valid; accepted form"),
-    ({"name": "x", "match": {"family": "nic"}}, "needs exactly one of fpga, vgpu, vfs, passthrough"),
+    ({"name": "x", "match": {"family": "nic"}}, "needs exactly one of fpga, vgpu, vfs, mig, passthrough"),
     ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 2}, "vgpu": {"type": "t", "count": 1}},
      "needs exactly one of"),
     ({"name": "x", "vfs": {"count": 2}}, "match: needs at least one of address"),
@@ -63,6 +64,8 @@ def fpga(name="gzip", afu=GZIP_AFU, **match):
     ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 2}, "nova": {"device_type": "vf"}},
      "nova.device_type: accepted: type-PCI, type-PF, type-VF"),
     ({"name": "x", "match": {"address": ["3b:00.0"], "count": 2}, "passthrough": {}}, "2 is more than the 1 address"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 2}, "reporter": "neutron"},
+     "reporter: 'neutron' is not a reporter; accepted: nova, cyborg, accelops"),
 ])
 def test_validate_names_entry_key_and_form(entry, message):
     with pytest.raises(d.DeclarationError) as err:
@@ -226,3 +229,68 @@ def test_validate_says_quote_a_number():
     with pytest.raises(d.DeclarationError, match="12345678 was read as a number: quote it"):
         d.validate([{"name": "x", "match": {"family": "fpga"},
                      "fpga": {"bitstream": "/b", "sha256": SHA, "function_id": 12345678}}])
+
+
+# ------------------------------------------------------------------------------------------------ reporters
+
+def test_each_card_gets_one_reporter_from_its_entry_or_the_deployment(lab):
+    decl = [fpga(family="fpga", vendor_id="8086"),
+            {"name": "fast-net", "match": {"family": "nic"}, "vfs": {"count": 4}, "reporter": "accelops"}]
+    res = d.resolve(decl, lab)
+    nic = [a["address"] for a in res["assignments"] if a["function"] == "fast-net"]
+    # auto: the families Cyborg's agent reports are Cyborg's, the rest Nova's when Nova's config comes from here
+    reps = d.reporters(res, lab, d.check_reporting({"nova": True, "cyborg_families": ["fpga"]}))
+    assert reps["0000:5e:00.0"] == reps["0000:86:00.0"] == "cyborg"
+    assert nic and all(reps[a] == "accelops" for a in nic)        # the entry's own reporter wins
+    reps = d.reporters(res, lab, d.check_reporting({"nova": True}))
+    assert reps["0000:86:00.0"] == "nova"
+    assert d.reporters(res, lab, d.check_reporting({}))["0000:86:00.0"] == "accelops"
+    # one reporter named for the whole host covers the cards nothing declares too
+    every = d.reporters(res, lab, d.check_reporting({"reporter": "nova"}))
+    assert len(every) > len(res["assignments"]) and every["0000:86:00.0"] == "nova"
+    assert all(every[a] == "accelops" for a in nic)
+
+
+@pytest.mark.parametrize("reporting,message", [
+    ("nova", "reporting: expected a dict with reporter"),
+    ({"reporter": "neutron"}, "reporting.reporter: expected auto, nova, cyborg, accelops, got 'neutron'"),
+    ({"nova": "yes"}, "reporting.nova: expected true or false"),
+    ({"cyborg_families": ["tpu"]}, "reporting.cyborg_families: expected a list of gpu, fpga"),
+    ({"colour": 1}, "reporting: unknown key(s) colour"),
+])
+def test_bad_reporting_is_refused_naming_the_key(reporting, message):
+    with pytest.raises(d.DeclarationError, match=re.escape(message)):
+        d.check_reporting(reporting)
+
+
+# ------------------------------------------------------------------------------------------------ MIG
+
+@pytest.fixture(scope="module")
+def mig_lab(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("decl-mig") / "a100")
+    accelsim.render_tree("gpu-mig-a100", root)
+    return discover(Sysfs(root=root))
+
+
+def test_a_mig_layout_is_a_declared_function_carried_only_when_every_instance_is_there(mig_lab):
+    gpu = next(r for r in mig_lab["accelerators"] if (r.get("gpu") or {}).get("mig") is not None)
+    have = sorted(gi["name"] for gi in gpu["gpu"]["mig"]["gpu_instances"])
+    same = {"name": "same", "match": {"address": gpu["address"]}, "mig": {"layout": have}}
+    other = {"name": "seven", "match": {"address": gpu["address"]}, "mig": {"layout": "7 x 1g.5gb"}}
+    (a,) = d.resolve([same], mig_lab)["assignments"]
+    assert a["change_needed"] is False and a["module"] == "accelops.lifecycle.nvidia_mig"
+    (b,) = d.resolve([other], mig_lab)["assignments"]
+    # the lab's GI 2 is held by a process: a layout change is blocked, with the evidence
+    assert b["change_needed"] is True and b["blocked"] is True and "nvidia-cap21" in " ".join(b["in_use_by"])
+    assert b["module_args"] == {"address": gpu["address"], "mode": "enabled", "layout": "7 x 1g.5gb"}
+
+
+@pytest.mark.parametrize("mig,message", [
+    ({"layout": "2 x 9g.99"}, "mig: layout: '9g.99' is not a MIG profile name"),
+    ({"mode": "on", "layout": "1g.5gb"}, "mig.mode: 'on' is not a MIG mode; accepted: enabled, disabled"),
+    ({}, "mig.layout: is required with mode enabled"),
+    ({"layout": "1g.5gb", "colour": 1}, "unknown key(s) colour"),
+])
+def test_a_bad_mig_entry_is_refused_naming_the_key(mig, message):
+    with pytest.raises(d.DeclarationError, match=re.escape(message)):
+        d.validate([{"name": "m", "match": {"family": "gpu"}, "mig": mig}])

@@ -136,8 +136,8 @@ def test_nvidia_mig_from_nvidia_smi_under_root(host):
     mig = recs["0000:3b:00.0"]["gpu"]["mig"]
     assert mig["mode_current"] == "Enabled"
     assert mig["gpu_instances"] == [
-        {"id": 9, "name": "1g.10gb", "profile_id": 19, "placement": "2:1"},
-        {"id": 2, "name": "3g.40gb", "profile_id": 9, "placement": "4:4"}]
+        {"id": 9, "name": "1g.10gb", "profile_id": 19, "placement": "2:1", "in_use": False, "in_use_by": [], "vgpu_types": []},
+        {"id": 2, "name": "3g.40gb", "profile_id": 9, "placement": "4:4", "in_use": False, "in_use_by": [], "vgpu_types": []}]
     assert mig["compute_instances"][0]["gpu_instance_id"] == 9
     assert recs["0000:3b:00.0"]["programming_model"] == "dynamic"
     assert recs["0000:5e:00.0"]["gpu"]["mig"] is None  # not MIG capable

@@ -78,15 +78,67 @@ def test_mig_state_from_the_simulated_nvidia_smi(tmp_path):
     mig = recs[A100]["gpu"]["mig"]
     assert mig == {
         "index": 1, "mode_current": "Enabled", "mode_pending": "Enabled",
-        "gpu_instances": [{"id": 1, "name": "3g.40gb", "profile_id": 9, "placement": "0:4"},
-                          {"id": 9, "name": "1g.10gb", "profile_id": 19, "placement": "4:1"}],
+        "gpu_instances": [{"id": 1, "name": "3g.40gb", "profile_id": 9, "placement": "0:4", "in_use": False, "in_use_by": [],
+                           "vgpu_types": []},
+                          {"id": 9, "name": "1g.10gb", "profile_id": 19, "placement": "4:1", "in_use": False, "in_use_by": [],
+                           "vgpu_types": []}],
         "compute_instances": [
             {"gpu_instance_id": 1, "id": 0, "name": "3g.40gb", "profile_id": 2, "placement": "0:3"},
             {"gpu_instance_id": 1, "id": 1, "name": "1c.3g.40gb", "profile_id": 0, "placement": "3:1"}],
         "profiles": A100_80GB_PROFILES,
+        "gpu_in_use_by": [],
     }
     assert recs[A100]["programming_model"] == "dynamic"
     assert recs[L40]["gpu"]["mig"] is None  # [N/A]: not MIG capable
+
+
+def test_mig_instance_in_use_by_a_process_holding_its_caps_node(tmp_path):
+    # gpu-mig-a100: a python3 process holds /dev/nvidia0 and the caps nodes of GI 2 and its CI 0 (minors 21, 22 in
+    # the rendered /proc/driver/nvidia-caps/mig-minors)
+    root = str(tmp_path / "a100")
+    sim = accelsim.render_tree("gpu-mig-a100", root)
+    pid = int(next(iter(sim.state()["processes"])))
+    res = discover(Sysfs(root))
+    mig = _recs(res)["0000:17:00.0"]["gpu"]["mig"]
+    used = {gi["id"]: gi["in_use"] for gi in mig["gpu_instances"]}
+    assert used == {2: True, 4: False, 7: False, 8: False}
+    gi2 = [gi for gi in mig["gpu_instances"] if gi["id"] == 2][0]
+    assert [(e["kind"], e["pid"], e["evidence"].split(" -> ")[1]) for e in gi2["in_use_by"]] == [
+        ("process", pid, "/dev/nvidia-caps/nvidia-cap21"), ("process", pid, "/dev/nvidia-caps/nvidia-cap22")]
+    assert [e["pid"] for e in mig["gpu_in_use_by"]] == [pid]
+    sim.release(str(pid))
+    mig = _recs(discover(Sysfs(root)))["0000:17:00.0"]["gpu"]["mig"]
+    assert not any(gi["in_use"] for gi in mig["gpu_instances"]) and mig["gpu_in_use_by"] == []
+
+
+def test_mig_backed_vgpu_types_per_instance(tmp_path):
+    # an A100 80GB with the vGPU host driver (vendor-specific VFIO: 4 VFs at boot) in MIG mode: its VFs list the
+    # time-sliced and the MIG-backed (C-series, "<card>-<slices>-<GB>C") types; each instance gets the ones it backs
+    lab = _lab(MIG)
+    a100 = lab["functions"][-1]
+    a100["sriov"] = {"totalvfs": 20, "vf_device": 0x20b5, "offset": 4, "stride": 1, "vf_driver": "nvidia", "boot_numvfs": 4}
+    a100["vgpu"] = {"single_type": False, "types": [
+        {"id": 700, "name": "NVIDIA A100D-1-10C", "max_instances": 7},
+        {"id": 701, "name": "NVIDIA A100D-1-10CME", "max_instances": 1},
+        {"id": 702, "name": "NVIDIA A100D-3-40C", "max_instances": 2},
+        {"id": 703, "name": "NVIDIA A100D-80C", "max_instances": 1}]}
+    root = str(tmp_path / "h")
+    accelsim.render_tree(lab, root)
+    mig = _recs(discover(Sysfs(root)))[A100]["gpu"]["mig"]
+    by_gi = {gi["id"]: [t["name"] for t in gi["vgpu_types"]] for gi in mig["gpu_instances"]}
+    assert by_gi == {1: ["NVIDIA A100D-3-40C"], 9: ["NVIDIA A100D-1-10C"]}
+    assert nvidia.mig_vgpu_types([{"id": "701", "name": "NVIDIA A100D-1-10CME"}], "1g.10gb+me") == [
+        {"id": "701", "name": "NVIDIA A100D-1-10CME"}]
+
+
+def test_parse_mig_minors_and_evidence():
+    minors = nvidia.parse_mig_minors("config 1\nmonitor 2\ngpu0/gi2/access 21\ngpu0/gi2/ci0/access 22\n"
+                                     "gpu1/gi2/access 156\n")
+    assert minors == {(0, 2, None): 21, (0, 2, 0): 22, (1, 2, None): 156}
+    ev = {"kind": "process", "name": "x", "pid": 5, "evidence": "/proc/5/fd/3 -> /dev/nvidia-caps/nvidia-cap156"}
+    by_path = {"/dev/nvidia-caps/nvidia-cap156": [ev]}
+    assert nvidia.mig_evidence(by_path, minors, 1, 2, []) == [ev]
+    assert nvidia.mig_evidence(by_path, minors, 0, 2, [0]) == []
 
 
 @pytest.mark.parametrize("mig,expected", [

@@ -13,6 +13,8 @@ import struct
 
 import pytest
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import GBS_GUID, IntelFpgaDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
@@ -22,7 +24,7 @@ AFU = "11112222333344445555666677778888"
 
 def gbs_bytes(meta, length=None, payload=b"\0" * 8):
     blob = json.dumps(meta).encode() if not isinstance(meta, bytes) else meta
-    return _fpga.GBS_GUID + struct.pack("<I", len(blob) if length is None else length) + blob + payload
+    return GBS_GUID + struct.pack("<I", len(blob) if length is None else length) + blob + payload
 
 
 def meta(iface=IFACE, afu=AFU):
@@ -63,7 +65,7 @@ def test_parse_gbs():
 
 
 @pytest.mark.parametrize("data,words", [
-    (_fpga.GBS_GUID + b"\1", "truncated"),
+    (GBS_GUID + b"\1", "truncated"),
     (gbs_bytes(meta(), length=10 ** 6), "does not fit"),
     (gbs_bytes(b"{not json"), "not valid"),
     (gbs_bytes({"afu-image": {"interface-uuid": IFACE}}), "not valid"),
@@ -124,8 +126,9 @@ def test_stage_wrong_checksum_leaves_nothing(tmp_path):
 
 # -- tool command lines ----------------------------------------------------------------------------------------
 def _target(vendor, address, port=None, mgmt=None):
-    t = _fpga.Target(address, vendor, "dynamic" if vendor == "intel" else "single", "dfl", port,
-                     "fpgaconf" if vendor == "intel" else "xbmgmt", {})
+    # the card's family driver knows its tool's command line and its bitstream format
+    driver = IntelFpgaDriver() if vendor == "intel" else XilinxFpgaDriver()
+    t = _fpga.Target(address, vendor, driver.programming_model, "dfl", port, driver.tool, {}, driver=driver)
     t.management = mgmt
     return t
 

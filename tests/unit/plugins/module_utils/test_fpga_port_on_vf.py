@@ -58,8 +58,10 @@ def test_the_lab_has_the_port_on_the_vf(port_on_vf):
 
 # -- defect 1 and 2: one provider, the VF, with every trait (Cyborg's Intel driver) --------------------------
 def test_one_provider_on_the_vf_with_region_product_and_function(port_on_vf):
-    (p,) = P.desired_providers("cn1", port_on_vf)
-    assert p["name"] == "cn1_" + VF and p["address"] == VF
+    (p,) = P.desired_providers("cn1", port_on_vf, reporter="cyborg")
+    # Cyborg's agent names its provider after the host name it runs on (socket.gethostname()), which discovery
+    # reports, not after the compute node provider
+    assert p["name"] == port_on_vf["host"]["hostname"] + "_" + VF and p["address"] == VF
     assert p["inventories"]["FPGA"]["total"] == 1
     for t in ("CUSTOM_FPGA_INTEL", "CUSTOM_FPGA_INTEL_PAC_ARRIA10", REGION, FUNCTION):
         assert t in p["traits"], t
@@ -95,7 +97,7 @@ def test_xilinx_provider_named_after_the_first_pf_with_its_product_id(tmp_path):
     d = discover(Sysfs(root=root), families=["fpga"], nvidia_smi="never")
     (rec,) = d["accelerators"]
     assert rec["address"] == "0000:af:00.1" and rec["fpga"]["management_device_id"] == "5004"
-    (p,) = P.desired_providers("cn1", d)
+    (p,) = P.desired_providers("cn1", d, reporter="cyborg", prefix="cn1")
     # lspci lists the management PF (function 0) first: Cyborg's deployable and product id are that PF's
     assert p["name"] == "cn1_0000:af:00.0"
     assert "CUSTOM_FPGA_XILINX" in p["traits"] and "CUSTOM_FPGA_PRODUCT_ID_5004" in p["traits"]
@@ -120,8 +122,8 @@ def test_the_management_pf_record_of_include_all_gets_no_provider_of_its_own(tmp
     every = discover(Sysfs(root=root), include_all=True, nvidia_smi="never")
     assert "0000:af:00.0" in [r["address"] for r in every["accelerators"]]   # a record of its own (defect 9)
     card_only = discover(Sysfs(root=root), nvidia_smi="never")
-    alveo = [p for p in P.desired_providers("cn1", every) if p["name"].startswith("cn1_0000:af:")]
-    assert alveo == [p for p in P.desired_providers("cn1", card_only) if p["name"].startswith("cn1_0000:af:")]
+    alveo = [p for p in P.desired_providers("cn1", every, reporter="cyborg", prefix="cn1") if p["name"].startswith("cn1_0000:af:")]
+    assert alveo == [p for p in P.desired_providers("cn1", card_only, reporter="cyborg", prefix="cn1") if p["name"].startswith("cn1_0000:af:")]
     assert [p["name"] for p in alveo] == ["cn1_0000:af:00.0"]
 
 

@@ -82,6 +82,27 @@ def test_no_vfio_nodes_no_process_scan(host):
     assert res["host"]["processes_scanned"] is False
 
 
+def test_nvidia_caps_nodes_scan_in_the_same_pass(host):
+    # a MIG host without VFIO nodes: /dev/nvidia-caps holding nodes is enough for the one /proc pass, which records
+    # the holders of caps nodes and GPU nodes by path (and still VFIO holders, none here)
+    host.write("/dev/nvidia-caps/nvidia-cap21", "")
+    host.add_process(4321, "python3", {3: "/dev/nvidiactl", 4: "/dev/nvidia0", 5: "/dev/nvidia-caps/nvidia-cap21",
+                                       6: "/dev/nvidia-uvm"})
+    inuse = _inuse.collect(Sysfs(host.root), None)
+    assert inuse.processes_scanned is True
+    assert sorted(inuse.by_path) == ["/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0"]
+    assert inuse.by_path["/dev/nvidia0"] == [{"kind": "process", "name": "python3", "pid": 4321,
+                                              "evidence": "/proc/4321/fd/4 -> /dev/nvidia0"}]
+    assert inuse.by_group == {} and inuse.by_cdev == {}
+
+
+def test_no_caps_nodes_no_nvidia_paths(host):
+    host.write("/dev/vfio/42", "")
+    host.add_process(7, "qemu", {3: "/dev/vfio/42", 4: "/dev/nvidia0"})
+    inuse = _inuse.collect(Sysfs(host.root), None)
+    assert inuse.processes_scanned is True and inuse.by_path == {} and list(inuse.by_group) == [42]
+
+
 def test_in_use_off(host):
     host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="vfio-pci", iommu_group=4)
     host.add_domain("vm", hostdevs=["0000:3b:00.0"])

@@ -172,3 +172,20 @@ def test_bad_input_names_the_option(lab, tmp_path, bad, option):
     a.update(bad)
     o = run(a)
     assert o.kind == "fail" and option in o.result["msg"], o.result["msg"]
+
+
+def test_a_mig_layout_converges_through_the_same_plan_and_verify(tmp_path):
+    # the H100 lab: MIG on, 3g.40gb + 2 x 1g.10gb, nothing in use; the declaration wants 2 x 3g.40gb
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with accelsim.mount("gpu-mig-h100", str(mnt), state_dir=str(tmp_path / "state")) as h:
+        entry = {"name": "h100-halves", "match": {"address": "0000:19:00.0"}, "mig": {"layout": "2 x 3g.40gb"}}
+        a = args(h, tmp_path, [entry])
+        w0 = len(h.writes())
+        planned = run(a, check=True)
+        assert planned.kind == "exit" and statuses(planned.result) == {"0000:19:00.0": "todo"}, planned.result
+        assert planned.result["planned"]["0000:19:00.0"]["changed"] and len(h.writes()) == w0
+        done = run(a)
+        assert done.kind == "exit" and done.result["verify"] == {"0000:19:00.0": True}, done.result
+        again = run(a, check=True)
+        assert statuses(again.result) == {"0000:19:00.0": "ok"} and not again.result["changed"]

@@ -564,3 +564,24 @@ def test_fuse_boot_unit_stays_loadable_when_a_rollback_write_fails(fuse_lab, tmp
     assert [x["rc"] for x in ran] == [0], ran
     assert h.state()["fpga"][DFL["address"]]["afu_id"] == AFU_B
     assert run(dict(base, bitstream=b, sha256=bsha)).kind == "exit"
+
+
+def test_a_pac_whose_port_was_given_to_its_vf_is_programmed_through_the_pf(tmp_path):
+    # fpga-opae-vf with SR-IOV on: the PF keeps the FME (the region), its VF shows the port and the loaded AFU
+    h = accelsim.render_tree("fpga-opae-vf", str(tmp_path / "host"))
+    with h.transaction() as k:
+        k.set_numvfs(OPAE["address"], "1")
+    vf = "0000:5e:00.1"
+    path, digest = gbs(tmp_path, OPAE)
+    args = {"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest}
+    r = run(args)
+    assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
+    # the tool is pointed at the PF (its FME reconfigures the region); the function is read back on the VF's port
+    assert r.result["tool"]["runs"][0]["argv"][1:7] == ["-B", "0x5e", "-D", "0x00", "-F", "0x0"]
+    rec = discover(Sysfs(root=h.root), families=["fpga"], addresses=[vf], nvidia_smi="never")["accelerators"][0]
+    assert rec["address"] == vf and rec["fpga"]["ports"][0]["afu_id"] == AFU_A
+    assert not run(args).result["changed"]
+    # an instance on the VF makes the card in use
+    h.mark_in_use(vf, by="domain", name="instance-0000000a")
+    refused = run(dict(args, force=True))
+    assert refused.kind == "fail" and "instance-0000000a" in refused.result["msg"]

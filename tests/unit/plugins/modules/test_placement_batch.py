@@ -45,7 +45,7 @@ class FakePlacement(object):
 
     def __init__(self):
         self.rps = {}
-        self.traits = set(["HW_CPU_X86_AVX"])
+        self.traits = set(["HW_CPU_X86_AVX", "OWNER_CYBORG", "OWNER_NOVA"])
         self.rcs = set(P.STANDARD_RESOURCE_CLASSES)
         self.sent = []
 
@@ -98,6 +98,8 @@ class FakePlacement(object):
             if method == "DELETE":
                 del self.rps[u]
                 return Resp(204)
+            if method == "PUT":  # a rename keeps the uuid, the generation and everything on the provider
+                p["name"] = body["name"]
             return Resp(200, self._listed(p))
         if sub in ("usages", "allocations"):
             return Resp(200, {sub: {}})
@@ -150,16 +152,16 @@ def test_one_call_reports_each_host_with_its_own_names_overrides_and_drain(fake)
              spec("cn3", [nic(4)], drain=["0000:d8:00.0"])]
     r = run(fake, hosts)
     assert r["summary"]["created"] == 3 and r["changed"]
-    assert "CUSTOM_FUNCTION_GZIP" in fake.by_name("cn1_0000:5e:00.0")["traits"]
-    t2 = fake.by_name("cn2_0000:5e:00.0")["traits"]
+    assert "CUSTOM_FUNCTION_GZIP" in fake.by_name("cn1_accelops_0000:5e:00.0")["traits"]
+    t2 = fake.by_name("cn2_accelops_0000:5e:00.0")["traits"]
     assert "CUSTOM_FUNCTION_ZSTD" in t2 and "CUSTOM_GOLD" in t2 and "CUSTOM_FUNCTION_GZIP" not in t2
-    assert inv(fake, "cn3_0000:d8:00.0")["reserved"] == 4
+    assert inv(fake, "cn3_accelops_0000:d8:00.0")["reserved"] == 4
     assert [p["drained"] for p in r["providers"]] == [False, False, True]
     # each host's share, without the whole providers list
     assert sorted(r["by_host"]) == ["cn1", "cn2", "cn3"]
     assert r["by_host"]["cn1"] == {"summary": {"created": 1, "updated": 0, "unchanged": 0, "pruned": 0, "kept": 0,
-                                               "foreign": 0}, "drained": []}
-    assert r["by_host"]["cn3"]["drained"] == [{"name": "cn3_0000:d8:00.0", "address": "0000:d8:00.0"}]
+                                               "foreign": 0, "awaiting": 0}, "drained": []}
+    assert r["by_host"]["cn3"]["drained"] == [{"name": "cn3_accelops_0000:d8:00.0", "address": "0000:d8:00.0"}]
     # the same batch again: nothing to write, one request (the provider list) plus the detail reads
     writes = fake.sent[:]
     r = run(fake, hosts)
@@ -169,19 +171,19 @@ def test_one_call_reports_each_host_with_its_own_names_overrides_and_drain(fake)
 
 def test_keep_drained_leaves_someone_elses_drain_and_undrain_releases(fake):
     run(fake, [spec("cn1", [nic(4)]), spec("cn2", [nic(4)])])
-    fake.drain("cn1_0000:d8:00.0")
-    fake.drain("cn2_0000:d8:00.0")
+    fake.drain("cn1_accelops_0000:d8:00.0")
+    fake.drain("cn2_accelops_0000:d8:00.0")
     # without keep_drained the report would restore reserved = 0 (the hazard keep_drained removes)
     r = run(fake, [spec("cn1", [nic(4)]), spec("cn2", [nic(4)])], check_mode=True)
     assert r["summary"]["updated"] == 2
     r = run(fake, [spec("cn1", [nic(4)], keep_drained=True),
                    spec("cn2", [nic(4)], keep_drained=True, undrain=["0000:d8:00.0"])])
-    assert inv(fake, "cn1_0000:d8:00.0")["reserved"] == 4
-    assert inv(fake, "cn2_0000:d8:00.0")["reserved"] == 0
+    assert inv(fake, "cn1_accelops_0000:d8:00.0")["reserved"] == 4
+    assert inv(fake, "cn2_accelops_0000:d8:00.0")["reserved"] == 0
     assert dict((p["host"], p["action"]) for p in r["providers"]) == {"cn1": "unchanged", "cn2": "updated"}
     # a change of total keeps the drain: 8 VFs now, all reserved
     r = run(fake, [spec("cn1", [nic(8)], keep_drained=True)])
-    assert inv(fake, "cn1_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_0000:d8:00.0")["reserved"] == 8
+    assert inv(fake, "cn1_accelops_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_accelops_0000:d8:00.0")["reserved"] == 8
     assert r["providers"][0]["drained"]
 
 
@@ -195,44 +197,44 @@ def test_drain_between_read_and_write_is_not_undone(fake):
             fake.drain(action["name"])
 
     r = run(fake, [spec("cn1", [nic(8)], keep_drained=True), spec("cn2", [nic(8)])], before_write=operator)
-    assert drained == ["cn1_0000:d8:00.0", "cn2_0000:d8:00.0"]
+    assert drained == ["cn1_accelops_0000:d8:00.0", "cn2_accelops_0000:d8:00.0"]
     assert r["requests"]["conflicts_resolved"] == 2
-    assert inv(fake, "cn1_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_0000:d8:00.0")["reserved"] == 8
+    assert inv(fake, "cn1_accelops_0000:d8:00.0")["total"] == 8 and inv(fake, "cn1_accelops_0000:d8:00.0")["reserved"] == 8
     # without keep_drained the write after the conflict restores reserved = 0: the drain is lost
-    assert inv(fake, "cn2_0000:d8:00.0")["reserved"] == 0
+    assert inv(fake, "cn2_accelops_0000:d8:00.0")["reserved"] == 0
 
 
 def test_keep_drained_after_a_stale_read_reads_the_inventories_again(fake):
     run(fake, [spec("cn1", [nic(4)])])
     state = P.TreeState(P.Client(fake), None)
-    listed = state.by_name["cn1_0000:d8:00.0"]
+    listed = state.by_name["cn1_accelops_0000:d8:00.0"]
     traits, invs = state.details(listed)
-    fake.drain("cn1_0000:d8:00.0")
+    fake.drain("cn1_accelops_0000:d8:00.0")
     d = P.desired_providers("cn1", [nic(8)], keep_drained=True)[0]
     action = {"kind": "update", "name": d["name"], "uuid": d["uuid"], "listed": dict(listed, generation=-1),
               "before": {"traits": traits, "inventories": invs}, "desired": d, "traits": None,
               "inventories": d["inventories"]}
     P.Converger(state.client, state).apply(action)
-    assert inv(fake, "cn1_0000:d8:00.0") == dict(inv(fake, "cn1_0000:d8:00.0"), total=8, reserved=8)
+    assert inv(fake, "cn1_accelops_0000:d8:00.0") == dict(inv(fake, "cn1_accelops_0000:d8:00.0"), total=8, reserved=8)
 
 
 def test_drain_wins_over_undrain_and_flags_per_provider():
     (p,) = P.desired_providers("cn1", [nic(4)], drain=["all"], keep_drained=True, undrain=["0000:d8:00.0"])
     assert p["inventories"]["SRIOV_NET_VF"]["reserved"] == 4 and not p["keep_drained"]
-    (p,) = P.desired_providers("cn1", [nic(4)], keep_drained=True, undrain=["cn1_0000:d8:00.1"])
+    (p,) = P.desired_providers("cn1", [nic(4)], keep_drained=True, undrain=["cn1_accelops_0000:d8:00.1"])
     assert p["keep_drained"] and p["inventories"]["SRIOV_NET_VF"]["reserved"] == 0
     assert P.is_drained({"FPGA": {"total": 1, "reserved": 1}}) and not P.is_drained({})
 
 
 def test_check_mode_plans_the_kept_drain_without_writing(fake):
     run(fake, [spec("cn1", [nic(4)])])
-    fake.drain("cn1_0000:d8:00.0")
+    fake.drain("cn1_accelops_0000:d8:00.0")
     n = len(fake.sent)
     r = run(fake, [spec("cn1", [nic(6)], keep_drained=True)], check_mode=True)
     assert all(m == "GET" for m, dummy in fake.sent[n:])
     (p,) = r["providers"]
     assert p["action"] == "updated" and p["inventories"]["SRIOV_NET_VF"]["reserved"] == 6 and p["drained"]
-    assert r["diff"]["before"]["cn1_0000:d8:00.0"]["inventories"]["SRIOV_NET_VF"]["total"] == 4
+    assert r["diff"]["before"]["cn1_accelops_0000:d8:00.0"]["inventories"]["SRIOV_NET_VF"]["total"] == 4
 
 
 ADDR = "0000:5e:00.0"
@@ -339,3 +341,74 @@ def test_every_placement_module_takes_the_shared_retry_options(monkeypatch, name
     out = run_module(mod.main, args)
     assert out.kind == "fail" and out.result["msg"].startswith(option + ": must be ") and form in out.result["msg"], \
         out.result
+
+
+# -- reporters: one per device -----------------------------------------------------------------------------------
+def mdev_gpu(fid="nvidia-558"):
+    return {"address": "0000:84:00.0", "family": "gpu", "vendor_id": "10de", "device_id": "2236",
+            "programming_model": "single", "function": {"id": fid, "name": "NVIDIA A10-4Q"},
+            "gpu": {"mdev_types": [{"id": fid, "name": "NVIDIA A10-4Q", "available_instances": 6}]}}
+
+
+def test_cyborg_reporter_adds_function_traits_to_cyborgs_provider_only(fake):
+    root = fake.by_name("cn1")["uuid"]
+    # as Cyborg 17's conductor makes it: uuid3 of its name, its driver's traits, no owner trait
+    cyb = fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_FPGA_INTEL"], invs={"FPGA": P.inventory(1)})
+    r = run(fake, [spec("cn1", [fpga()], function_names={AFU: "gzip"}, reporter="cyborg")])
+    (p,) = r["providers"]
+    assert (p["name"], p["uuid"], p["action"], p["reporter"], p["owner"]) == (
+        "cn1_0000:5e:00.0", cyb, "updated", "cyborg", "cyborg")
+    got = fake.rps[cyb]["traits"]
+    assert "CUSTOM_FUNCTION_GZIP" in got and "CUSTOM_FPGA_INTEL" in got and "CUSTOM_OWNER_ACCELOPS" not in got
+    assert fake.rps[cyb]["inventories"] == {"FPGA": P.inventory(1)}  # Cyborg's inventory is Cyborg's
+    assert [n for n in (q["name"] for q in fake.rps.values()) if "accelops" in n] == []
+    assert run(fake, [spec("cn1", [fpga()], function_names={AFU: "gzip"}, reporter="cyborg")])["changed"] is False
+
+
+def test_a_reporter_that_has_not_reported_yet_is_awaited_not_replaced(fake):
+    before = len(fake.rps)
+    r = run(fake, [spec("cn1", [fpga()], reporter="cyborg")])
+    assert r["providers"][0]["action"] == "awaiting" and r["summary"]["awaiting"] == 1
+    assert len(fake.rps) == before and not any(m in ("POST", "PUT") for m, dummy in fake.sent)
+    assert any("Cyborg has not reported 0000:5e:00.0 yet" in w for w in r["warnings"])
+
+
+def test_nova_reporter_traits_nova_vgpu_provider_and_reads_pci_ones_back(fake):
+    root = fake.by_name("cn1")["uuid"]
+    pgpu = fake.add("cn1_pci_0000_84_00_0", root, traits=["OWNER_NOVA"], invs={"VGPU": P.inventory(6)})
+    pci = fake.add("cn1_0000:D8:00.0", root, traits=["OWNER_NOVA"], invs={"CUSTOM_PCI_8086_154C": P.inventory(4)})
+    r = run(fake, [spec("cn1", [mdev_gpu(), nic(4)], function_names={"nvidia-558": "a10-4q"}, reporter="nova")])
+    by = dict((p["name"], p) for p in r["providers"])
+    assert by["cn1_pci_0000_84_00_0"]["action"] == "updated"
+    assert "CUSTOM_FUNCTION_A10_4Q" in fake.rps[pgpu]["traits"] and "OWNER_NOVA" in fake.rps[pgpu]["traits"]
+    # a Nova PCI provider is Nova's to write (it rewrites its traits from the device_spec): read back only
+    assert by["cn1_0000:D8:00.0"]["action"] == "foreign" and fake.rps[pci]["traits"] == ["OWNER_NOVA"]
+
+
+def test_a_device_another_service_reports_is_refused_naming_both(fake):
+    root = fake.by_name("cn1")["uuid"]
+    fake.add("cn1_0000:D8:00.0", root, traits=["OWNER_NOVA"])
+    fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_FPGA_INTEL"])  # Cyborg's: uuid3 of its name, no owner trait
+    with pytest.raises(P.PlacementInputError) as e:
+        run(fake, [spec("cn1", [nic(4), fpga()])])
+    msg = str(e.value)
+    assert "one reporter per device" in msg and "0000:d8:00.0 is reported by nova as cn1_0000:D8:00.0" in msg
+    assert "0000:5e:00.0 is reported by cyborg as cn1_0000:5e:00.0" in msg
+    assert "cn1_accelops_0000:d8:00.0" in msg and not any(m in ("POST", "PUT") for m, dummy in fake.sent)
+
+
+def test_own_provider_under_its_old_name_is_renamed_in_place(fake):
+    root = fake.by_name("cn1")["uuid"]
+    old = fake.add("cn1_0000:d8:00.0", root, traits=["CUSTOM_OWNER_ACCELOPS"], invs={"SRIOV_NET_VF": P.inventory(4)})
+    r = run(fake, [spec("cn1", [nic(4)])])
+    (p,) = [q for q in r["providers"] if q["address"]]
+    assert (p["name"], p["uuid"], p["renamed_from"]) == ("cn1_accelops_0000:d8:00.0", old, "cn1_0000:d8:00.0")
+    assert fake.rps[old]["name"] == "cn1_accelops_0000:d8:00.0" and r["summary"]["pruned"] == 0
+    assert run(fake, [spec("cn1", [nic(4)])])["changed"] is False
+
+
+def test_old_own_provider_at_cyborgs_name_goes_when_cyborg_reports(fake):
+    root = fake.by_name("cn1")["uuid"]
+    old = fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_OWNER_ACCELOPS"], invs={"FPGA": P.inventory(1)})
+    r = run(fake, [spec("cn1", [fpga()], reporter="cyborg")])
+    assert old not in fake.rps and r["summary"]["pruned"] == 1 and r["summary"]["awaiting"] == 1

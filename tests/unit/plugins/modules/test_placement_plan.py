@@ -16,9 +16,23 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _placeme
 AFU = "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2"
 
 
-def test_names_and_uuids_are_cyborgs():
-    assert P.provider_name("cn1", "0000:3b:00.0") == "cn1_0000:3b:00.0"
+def test_each_reporter_names_a_device_its_own_way():
+    assert P.provider_name("cn1", "0000:3b:00.0") == "cn1_accelops_0000:3b:00.0"
+    assert P.provider_name("cn1", "0000:3b:00.0", "cyborg") == "cn1_0000:3b:00.0"
+    assert P.provider_name("cn1", "0000:3b:00.0", "nova") == "cn1_0000:3B:00.0"
+    assert P.provider_name("cn1", "0000:84:00.0", "nova", mdev=True) == "cn1_pci_0000_84_00_0"
     assert P.provider_uuid("cn1_0000:3b:00.0") == str(uuid.uuid3(uuid.NAMESPACE_DNS, "cn1_0000:3b:00.0"))
+    with pytest.raises(ValueError, match="reporter: expected one of nova, cyborg, accelops"):
+        P.provider_name("cn1", "0000:3b:00.0", "neutron")
+
+
+def test_own_names_never_equal_nova_or_cyborg_ignoring_case():
+    # an address with no hex letter is where Nova's upper-case name and a lower-case one are the same string
+    for addr in ("0000:3b:00.0", "0000:00:05.0", "0000:af:1f.7"):
+        own = P.provider_name("cn1", addr).lower()
+        others = [P.provider_name("cn1", addr, "cyborg"), P.provider_name("cn1", addr, "nova"),
+                  P.provider_name("cn1", addr, "nova", mdev=True)]
+        assert own not in [o.lower() for o in others]
 
 
 def test_trait_validation_like_os_traits():
@@ -66,7 +80,7 @@ def test_dynamic_regions_get_a_provider_each_with_their_own_function():
                                                    {"id": "region1", "trait": "CUSTOM_FPGA_REGION_INTEL_B"}],
                     "ports": [{"id": "p0", "afu_id": AFU}, {"id": "p1", "afu_id": None}]}}
     a, b = P.desired_providers("cn1", [rec])
-    assert a["name"] == "cn1_0000:5e:00.0_region0" and b["name"] == "cn1_0000:5e:00.0_region1"
+    assert a["name"] == "cn1_accelops_0000:5e:00.0_region0" and b["name"] == "cn1_accelops_0000:5e:00.0_region1"
     assert a["inventories"]["FPGA"]["total"] == 1 and b["inventories"]["FPGA"]["total"] == 1
     assert any(t.startswith("CUSTOM_FPGA_FUNCTION_ID_") for t in a["traits"])
     assert not any(t.startswith("CUSTOM_FPGA_FUNCTION_ID_") for t in b["traits"])

@@ -1,0 +1,801 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVIDIA MIG programming: MIG mode and the layout of GPU instances (GIs) of one GPU, through ``nvidia-smi``.
+
+What mig-parted does for Kubernetes nodes, as a plan: read the GPU's state (``--query-gpu`` modes, ``mig -lgi``,
+``-lci``, ``-lgip``, ``-lgipp``), compare the layout (the multiset of GI profile names) with the declared one and,
+when they differ,
+
+1. destroy the compute instances of the GIs that go (``mig -dci -i N -gi G``),
+2. destroy those GIs (``mig -dgi -i N -gi G``),
+3. create the missing GIs with their default compute instances (``mig -cgi ID,ID -C -i N``, largest first).
+
+GIs that the new layout also has are kept when the rest still fits beside them (placements from ``-lgipp``,
+compute slices and per-profile limits from ``-lgip``); otherwise everything is rebuilt. Nothing is destroyed
+while it is in use: a process holding the GI's (or one of its compute instances') ``/dev/nvidia-caps`` node, or
+a running domain that has the GPU, one of its VFs or mdevs (which GI backs a MIG vGPU is not visible, so such a
+domain counts against every GI). Each step's undo puts back what it removed (``-cgi`` of the old profiles with
+``-C``: the driver picks ids and placements again).
+
+MIG mode: ``nvidia-smi -i N -mig 1|0``. The driver resets the GPU when nothing holds it; otherwise the change is
+*pending* until a GPU reset or a reboot, which this never does: the result says so (``reset_required``) and the
+layout is created by a later run or, with ``persistent``, by the boot unit. Layouts do not survive a reboot, so
+the boot unit (ordered before the vGPU unit of the same GPU, libvirtd and nova-compute) recreates the layout when
+MIG mode is in effect and the GPU has no GI.
+
+Standard library only, Python 3.9+ (this runs on managed hosts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (
+    gpu_minor,
+    mig_evidence,
+    parse_mig_ci,
+    parse_mig_gi,
+    parse_mig_gip,
+    parse_mig_gipp,
+    read_mig_minors,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
+from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, HostOps, ProgrammingError, blocking
+
+SMI = "nvidia-smi"
+NOT_FOUND = 6  # nvidia-smi's exit status when there is nothing to list
+QUERY = "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,mig.mode.pending"
+PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+[a-z]+)?)$", re.I)
+TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
+CREATED_RE = re.compile(r"Successfully created GPU instance ID\s+(\d+)")
+COMPUTE_SLICES = 7
+
+
+# -- the declared layout ---------------------------------------------------------------------------------------
+def _profile_token(token, option):
+    t = ("%s" % (token,)).strip()
+    m = PROFILE_RE.match(t)
+    if not m:
+        raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
+                               "1g.10gb+me)" % (option, token))
+    return m.group(1).lower()
+
+
+def parse_layout(value, option="layout"):
+    """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
+    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``[]``/``""``: no
+    instances."""
+    out = []
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        value = [{"profile": k, "count": v} for k, v in value.items()]
+    if isinstance(value, str):
+        text = value.strip()
+        # "+" joins terms, except in a profile name's "+me" suffix
+        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
+        for term in terms:
+            m = TERM_RE.match(term) if term else None
+            if not m:
+                raise ProgrammingError("%s: %r: expected terms like \"2 x 3g.40gb\" joined with +" % (option, term))
+            out.extend([_profile_token(m.group(2), option)] * int(m.group(1) or 1))
+        return sorted(out)
+    if not isinstance(value, list):
+        raise ProgrammingError("%s: expected a list of {profile, count}, a list of profile names or a string such as "
+                               "\"2 x 3g.40gb + 1 x 1g.10gb\"; got %s" % (option, type(value).__name__))
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.extend(parse_layout(item, "%s[%d]" % (option, i)))
+            continue
+        if not isinstance(item, dict) or "profile" not in item:
+            raise ProgrammingError("%s[%d]: expected {profile: NAME, count: N} or a profile name" % (option, i))
+        unknown = sorted(set(item) - {"profile", "count"})
+        if unknown:
+            raise ProgrammingError("%s[%d]: unknown key(s) %s (accepted: profile, count)" % (option, i, ", ".join(unknown)))
+        count = item.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int):
+            try:
+                count = int("%s" % count)
+            except ValueError:
+                raise ProgrammingError("%s[%d].count: %r is not a whole number" % (option, i, count))
+        if count < 0 or count > 7:
+            raise ProgrammingError("%s[%d].count: %d is out of range (0 to 7 instances of a profile per GPU)" % (option, i, count))
+        out.extend([_profile_token(item["profile"], "%s[%d].profile" % (option, i))] * count)
+    return sorted(out)
+
+
+def layout_text(names):
+    """``2 x 3g.40gb + 1 x 1g.10gb`` (largest first); ``none`` for no instances."""
+    if not names:
+        return "none"
+    counts = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    order = sorted(counts, key=lambda n: (-_slices(n), n))
+    return " + ".join("%d x %s" % (counts[n], n) for n in order)
+
+
+def _slices(name):
+    try:
+        return int(name.split("g.", 1)[0])
+    except ValueError:
+        return 0
+
+
+def record_layout(record):
+    """A discovery record's MIG state as ``(mode, layout names, complete)``: mode ``Enabled``/``Disabled``/None (not
+    MIG capable or nvidia-smi not run), the sorted profile names of its GPU instances, and whether each has a compute
+    instance. What a declaration compares with the layout it asks for (see :func:`carries_layout`)."""
+    mig = (record.get("gpu") or {}).get("mig")
+    if not mig:
+        return None, [], False
+    gis = mig.get("gpu_instances") or []
+    with_ci = set(c.get("gpu_instance_id") for c in mig.get("compute_instances") or [])
+    return mig.get("mode_current"), sorted(g.get("name") for g in gis), all(g.get("id") in with_ci for g in gis)
+
+
+def carries_layout(record, mode, names):
+    """Whether the GPU of discovery ``record`` runs MIG ``mode`` (enabled/disabled) with exactly the layout ``names``
+    (profile names, as :func:`parse_layout` gives them; None: any layout): nothing for ``nvidia_mig`` to do. A mode
+    change that is only pending does not count as carried."""
+    cur, have, complete = record_layout(record)
+    mig = (record.get("gpu") or {}).get("mig") or {}
+    if mode == "disabled":
+        return cur == "Disabled" and mig.get("mode_pending") in (None, "Disabled")
+    if cur != "Enabled" or mig.get("mode_pending") not in (None, "Enabled"):
+        return False
+    return names is None or (have == sorted(names) and complete)
+
+
+# -- mig-parted config files -------------------------------------------------------------------------------------
+def _scalar(text):
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    if t.startswith("[") and t.endswith("]"):
+        return [_scalar(x) for x in t[1:-1].split(",") if x.strip()]
+    if t.startswith("{") and t.endswith("}"):
+        out = {}
+        for part in t[1:-1].split(","):
+            if part.strip():
+                k, _sep, v = part.partition(":")
+                key = _scalar(k)
+                if not isinstance(key, (str, int)):
+                    raise ValueError("expected a plain key in %r" % t)
+                out[key] = _scalar(v)
+        return out
+    low = t.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("null", "~", ""):
+        return None
+    if re.match(r"^-?\d+$", t):
+        return int(t)
+    return t
+
+
+def _strip_comment(line):
+    quote = None
+    for i, c in enumerate(line):
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+    return line
+
+
+def parse_simple_yaml(text):
+    """The block-YAML subset mig-parted's config files use (mappings, ``- `` sequences, flow lists ``[0, 1]``,
+    quoted keys, comments); the standard library has no YAML parser. Raises ValueError on anything else."""
+    lines = []
+    for raw in text.splitlines():
+        line = _strip_comment(raw).rstrip()
+        if line.strip() in ("", "---"):
+            continue
+        if "\t" in line[:len(line) - len(line.lstrip())]:
+            raise ValueError("tab in indentation: %r" % raw)
+        lines.append((len(line) - len(line.lstrip(" ")), line.strip()))
+    value, pos = _block(lines, 0, lines[0][0] if lines else 0)
+    if pos != len(lines):
+        raise ValueError("unexpected line %r" % lines[pos][1])
+    return value
+
+
+def _block(lines, pos, indent):
+    if pos >= len(lines):
+        return None, pos
+    if lines[pos][1].startswith("- ") or lines[pos][1] == "-":
+        out = []
+        while pos < len(lines) and lines[pos][0] == indent and (lines[pos][1].startswith("- ") or lines[pos][1] == "-"):
+            rest = lines[pos][1][1:].strip()
+            if not rest:
+                item, pos = _block(lines, pos + 1, lines[pos + 1][0] if pos + 1 < len(lines) else indent + 2)
+            elif _is_key(rest):
+                # "- key: value" starts a mapping whose further keys sit at the dash's indent + 2
+                sub = [(indent + 2, rest)]
+                j = pos + 1
+                while j < len(lines) and lines[j][0] > indent:
+                    sub.append(lines[j])
+                    j += 1
+                item, used = _block(sub, 0, indent + 2)
+                if used != len(sub):
+                    raise ValueError("unexpected line %r" % sub[used][1])
+                pos = j
+            else:
+                item, pos = _scalar(rest), pos + 1
+            out.append(item)
+        return out, pos
+    out = {}
+    while pos < len(lines) and lines[pos][0] == indent:
+        text = lines[pos][1]
+        if not _is_key(text):
+            raise ValueError("expected 'key: value', got %r" % text)
+        key, value = _split_key(text)
+        if value == "":
+            if pos + 1 < len(lines) and lines[pos + 1][0] > indent:
+                out[key], pos = _block(lines, pos + 1, lines[pos + 1][0])
+            elif pos + 1 < len(lines) and lines[pos + 1][0] == indent and lines[pos + 1][1].startswith("-"):
+                out[key], pos = _block(lines, pos + 1, indent)  # a sequence at the key's own indent
+            else:
+                out[key], pos = None, pos + 1
+        else:
+            out[key], pos = _scalar(value), pos + 1
+    if pos < len(lines) and lines[pos][0] > indent:
+        raise ValueError("bad indentation at %r" % lines[pos][1])
+    return out, pos
+
+
+def _is_key(text):
+    return bool(re.match(r"^(\"[^\"]*\"|'[^']*'|[^\s\[{\"'][^:]*):(\s|$)", text))
+
+
+def _split_key(text):
+    m = re.match(r"^(\"[^\"]*\"|'[^']*'|[^:]+):\s*(.*)$", text)
+    key = _scalar(m.group(1)) if m else None
+    if not isinstance(key, (str, int)) or isinstance(key, bool):
+        raise ValueError("expected a plain key, got %r" % text)
+    return key, m.group(2).strip()
+
+
+def load_mig_parted(config, option="mig_parted_config"):
+    """A mig-parted config (a dict, or the path of its YAML/JSON file on the host) -> its ``mig-configs``."""
+    if isinstance(config, str):
+        path = config
+        try:
+            with open(path, "rb") as f:
+                text = f.read(1 << 20).decode("utf-8", "replace")
+        except (IOError, OSError) as e:
+            raise ProgrammingError("%s: cannot read %s: %s" % (option, path, e.strerror or e))
+        try:
+            config = json.loads(text) if text.lstrip().startswith("{") else parse_simple_yaml(text)
+        except (ValueError, RecursionError) as e:
+            raise ProgrammingError("%s: %s is not a mig-parted config file (%s)" % (option, path, str(e)[:200]))
+    if not isinstance(config, dict) or not isinstance(config.get("mig-configs"), dict):
+        raise ProgrammingError("%s: expected mig-parted's format, a mapping with 'version: v1' and 'mig-configs: "
+                               "{NAME: [{devices: all, mig-enabled: true, mig-devices: {\"1g.10gb\": 7}}]}'" % option)
+    return config["mig-configs"]
+
+
+def _device_ids(value):
+    vals = value if isinstance(value, list) else [value]
+    return [("%s" % v).lower().replace("0x", "") for v in vals]
+
+
+def mig_parted_entry(configs, name, index, device_id):
+    """The entry of mig-parted config ``name`` that applies to the GPU with nvidia-smi index ``index`` and PCI id
+    ``device_id`` (``0x20B010DE``): ``devices: all`` or a list holding ``index``, and a ``device-filter`` (when
+    present) naming the GPU's id. Returns ``(mode, layout names)``."""
+    if name not in configs:
+        raise ProgrammingError("config_name: %r is not in the mig-parted config; it has: %s"
+                               % (name, ", ".join(sorted(configs)) or "none"))
+    entries = configs[name]
+    if not isinstance(entries, list):
+        raise ProgrammingError("mig_parted_config: mig-configs.%s must be a list of {devices, mig-enabled, mig-devices}" % name)
+    found = []
+    for i, e in enumerate(entries):
+        where = "mig_parted_config: mig-configs.%s[%d]" % (name, i)
+        if not isinstance(e, dict) or "devices" not in e or "mig-enabled" not in e:
+            raise ProgrammingError("%s: needs 'devices' and 'mig-enabled'" % where)
+        devs = e["devices"]
+        if devs != "all" and not (isinstance(devs, list) and all(isinstance(d, int) for d in devs)):
+            raise ProgrammingError("%s.devices: expected 'all' or a list of GPU indexes" % where)
+        if devs != "all" and index not in devs:
+            continue
+        filt = e.get("device-filter")
+        if filt is not None and (device_id or "").lower().replace("0x", "") not in _device_ids(filt):
+            continue
+        found.append((i, e))
+    if not found:
+        raise ProgrammingError("config_name: mig-configs.%s has no entry for GPU %d (device id %s)" % (name, index, device_id))
+    if len(found) > 1:
+        raise ProgrammingError("config_name: mig-configs.%s has %d entries for GPU %d (entries %s); keep one"
+                               % (name, len(found), index, ", ".join(str(i) for i, _e in found)))
+    e = found[0][1]
+    if not isinstance(e["mig-enabled"], bool):
+        raise ProgrammingError("mig_parted_config: mig-configs.%s[%d].mig-enabled must be true or false" % (name, found[0][0]))
+    if not e["mig-enabled"]:
+        return "disabled", []
+    return "enabled", parse_layout(e.get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices"
+                                   % (name, found[0][0]))
+
+
+# -- reading the GPU -------------------------------------------------------------------------------------------
+def _bus_id(address):
+    dom, rest = address.split(":", 1)
+    return ("0000%s:%s" % (dom, rest)).upper()
+
+
+def read_gpus(ops):
+    """[{index, address, device_id, mode_current, mode_pending}] of every GPU nvidia-smi sees."""
+    _rc, out, _err = ops.run_tool(SMI, [QUERY, "--format=csv,noheader"])
+    gpus = []
+    for line in out.splitlines():
+        cols = [c.strip() for c in line.split(",")]
+        if len(cols) < 5 or not cols[0].isdigit():
+            continue
+        addr = normalize_address(cols[1])
+
+        def mode(v):
+            return None if v.startswith("[") or v in ("", "N/A") else v
+        gpus.append({"index": int(cols[0]), "address": addr, "device_id": cols[2], "mode_current": mode(cols[3]),
+                     "mode_pending": mode(cols[4])})
+    return gpus
+
+
+def find_gpu(ops, address=None, index=None):
+    gpus = read_gpus(ops)
+    for g in gpus:
+        if (address is not None and g["address"] == address) or (index is not None and g["index"] == index):
+            return g
+    seen = ", ".join("%d (%s)" % (g["index"], g["address"]) for g in gpus) or "none"
+    if address is not None:
+        raise ProgrammingError("address: nvidia-smi does not list a GPU at %s; it lists: %s" % (address, seen))
+    raise ProgrammingError("gpu: nvidia-smi does not list GPU %d; it lists: %s" % (index, seen))
+
+
+def _listing(ops, args):
+    rc, out, err = ops.run_tool(SMI, args, check=False)
+    if rc == NOT_FOUND:
+        return ""
+    if rc != 0:
+        raise ProgrammingError("%s %s failed (exit %s): %s" % (SMI, " ".join(args), rc, ((err or "") + (out or "")).strip()[-400:]))
+    return out
+
+
+def read_layout(ops, index):
+    """The GPU's GIs [{id, name, profile_id, placement, compute_instances: [ids]}] and its profiles {name: {...}}."""
+    gis = parse_mig_gi(_listing(ops, ["mig", "-lgi", "-i", str(index)])).get(index, [])
+    cis = parse_mig_ci(_listing(ops, ["mig", "-lci", "-i", str(index)])).get(index, [])
+    for gi in gis:
+        gi["compute_instances"] = [c["id"] for c in cis if c["gpu_instance_id"] == gi["id"]]
+    gip = parse_mig_gip(_listing(ops, ["mig", "-lgip", "-i", str(index)])).get(index, [])
+    gipp = parse_mig_gipp(_listing(ops, ["mig", "-lgipp", "-i", str(index)])).get(index, {})
+    profiles = {}
+    for p in gip:
+        starts, size = gipp.get(p["id"], (None, None))
+        profiles[p["name"]] = {"id": p["id"], "total": p["instances_total"], "compute": p["compute_slices"] or _slices(p["name"]),
+                               "size": size, "starts": starts}
+    return gis, profiles
+
+
+def _units_of_gpu(ops, address):
+    """The GPU, its VFs and the mdevs on them: what a running domain may hold of it."""
+    base = "%s/%s" % (DEVICES, address)
+    units = [address]
+    for name in ops.sysfs.listdir(base):
+        if name.startswith("virtfn"):
+            vf = ops.sysfs.link_name("%s/%s" % (base, name))
+            if vf:
+                units.append(vf)
+    mdevs = []
+    for u in units:
+        for name in ops.sysfs.listdir("%s/%s" % (DEVICES, u)):
+            if len(name) == 36 and name.count("-") == 4:
+                mdevs.append(name)
+    return units, mdevs
+
+
+def gpu_domains(ops, address):
+    """Running domains that have the GPU, one of its VFs or one of their mdevs."""
+    units, mdevs = _units_of_gpu(ops, address)
+    out = []
+    for ev in [e for a in units for e in ops.evidence(address=a)] + [e for u in mdevs for e in ops.evidence(uuid=u)]:
+        if ev["kind"] == "domain" and ev not in out:
+            out.append(ev)
+    return out
+
+
+def instance_evidence(ops, gpu, gis):
+    """{gi id: [evidence]}: processes holding the GI's caps nodes; running domains with the GPU count for each GI."""
+    inuse = ops.inuse()
+    by_path = getattr(inuse, "by_path", {})
+    minors = read_mig_minors(ops.sysfs) if by_path else {}
+    minor = gpu_minor(ops.sysfs, gpu["address"], gpu["index"])
+    domains = gpu_domains(ops, gpu["address"])
+    out = {}
+    for gi in gis:
+        ev = mig_evidence(by_path, minors, minor, gi["id"], gi["compute_instances"]) if by_path else []
+        out[gi["id"]] = ev + domains
+    return out
+
+
+# -- planning --------------------------------------------------------------------------------------------------
+def fits(profiles, kept, wanted):
+    """Whether GIs of the profile names ``wanted`` fit beside the GIs ``kept`` ([{name, placement}]): a free
+    placement each (memory slices), compute slices (7) and each profile's instance limit."""
+    used = set()
+    compute = 0
+    count = {}
+    for gi in kept:
+        start, size = (int(x) for x in gi["placement"].split(":"))
+        used |= set(range(start, start + size))
+        compute += profiles.get(gi["name"], {}).get("compute", _slices(gi["name"]))
+        count[gi["name"]] = count.get(gi["name"], 0) + 1
+    if compute + sum(profiles[n]["compute"] for n in wanted) > COMPUTE_SLICES:
+        return False
+    for n in set(wanted):
+        if count.get(n, 0) + wanted.count(n) > profiles[n]["total"]:
+            return False
+    order = sorted(wanted, key=lambda n: (-(profiles[n]["size"] or 0), n))
+
+    def place(i, used):
+        if i == len(order):
+            return True
+        p = profiles[order[i]]
+        if p["size"] is None or p["starts"] is None:
+            return True  # no placements listed (an old driver): let the driver decide
+        for s in p["starts"]:
+            span = set(range(s, s + p["size"]))
+            if not span & used and place(i + 1, used | span):
+                return True
+        return False
+    return place(0, used)
+
+
+def resolve_names(names, profiles, option):
+    out = []
+    for n in names:
+        if n not in profiles:
+            raise ProgrammingError("%s: this GPU offers no MIG profile %s; it offers: %s"
+                                   % (option, n, ", ".join(sorted(profiles, key=lambda k: (_slices(k), k)))))
+        out.append(n)
+    return out
+
+
+def choose_kept(gis, wanted, evidence):
+    """GIs of the wanted profiles to keep (in-use ones first, then the lowest ids), and the names still to create."""
+    kept = []
+    rest = list(wanted)
+    for gi in sorted(gis, key=lambda g: (not evidence.get(g["id"]), g["id"])):
+        if gi["name"] in rest:
+            rest.remove(gi["name"])
+            kept.append(gi)
+    return kept, rest
+
+
+class MigOps(object):
+    """The nvidia-smi commands of a plan, as plan actions (each audited when it succeeds)."""
+
+    def __init__(self, ops, gpu):
+        self.ops = ops
+        self.gpu = gpu
+        self.i = str(gpu["index"])
+
+    def smi(self, args, check=True):
+        return self.ops.run_tool(SMI, args, check=check)
+
+    def destroy_cis(self, gis):
+        def run():
+            for gi in gis:
+                if gi["compute_instances"]:
+                    self.smi(["mig", "-dci", "-i", self.i, "-gi", str(gi["id"])])
+            self._audit("destroy MIG compute instances", ["GI %d" % g["id"] for g in gis], None)
+        return run
+
+    def recreate_cis(self, gis):
+        """Undo of destroy_cis: a default compute instance on each of those GIs that still exists without one."""
+        def run():
+            now, _profiles = read_layout(self.ops, self.gpu["index"])
+            for gi in gis:
+                cur = [g for g in now if g["id"] == gi["id"] and g["name"] == gi["name"]]
+                if gi["compute_instances"] and cur and not cur[0]["compute_instances"]:
+                    self.smi(["mig", "-cci", "-i", self.i, "-gi", str(gi["id"])])
+        return run
+
+    def destroy_gis(self, gis):
+        def run():
+            for gi in gis:
+                self.smi(["mig", "-dgi", "-i", self.i, "-gi", str(gi["id"])])
+            self._audit("destroy MIG GPU instances", layout_text([g["name"] for g in gis]), None)
+        return run
+
+    def create(self, names, profiles):
+        """``-cgi ID,ID -C``, largest first; when the tool stops half way, what it created is destroyed again
+        before the error is raised (so the step either happened or did not)."""
+        ids = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -_slices(n), n))]
+        state = {"created": []}
+
+        def run():
+            state["created"] = []
+            if not ids:
+                return
+            rc, out, err = self.smi(["mig", "-cgi", ",".join(ids), "-C", "-i", self.i], check=False)
+            state["created"] = [int(x) for x in CREATED_RE.findall(out or "")]
+            if rc != 0:
+                # nvidia-smi prints its errors on stdout: the last lines say why ("... Insufficient Resources")
+                said = [x.strip() for x in ("%s\n%s" % (out or "", err or "")).splitlines() if x.strip()]
+                self._remove(state["created"])
+                raise ProgrammingError("%s mig -cgi %s -C -i %s failed (exit %s): %s"
+                                       % (SMI, ",".join(ids), self.i, rc, "; ".join(said[-2:]) or "no output"))
+            self._audit("create MIG GPU instances", None, layout_text(names))
+
+        def undo():
+            self._remove(state["created"])
+        return run, undo
+
+    def _remove(self, gi_ids):
+        for g in gi_ids:
+            self.smi(["mig", "-dci", "-i", self.i, "-gi", str(g)], check=False)
+            self.smi(["mig", "-dgi", "-i", self.i, "-gi", str(g)])
+
+    def set_mode(self, enable):
+        def run():
+            self.smi(["-i", self.i, "-mig", "1" if enable else "0"])
+            self._audit("set MIG mode", None, "Enabled" if enable else "Disabled")
+        return run
+
+    def _audit(self, action, old, new):
+        if self.ops.auditor is not None:
+            self.ops.auditor.record(action, self.gpu["address"], old, new)
+
+
+def plan_layout(ops, plan, gpu, names, force, option="layout"):
+    """Add the layout steps for a GPU whose MIG mode is in effect. Returns the layout info for the result."""
+    gis, profiles = read_layout(ops, gpu["index"])
+    names = resolve_names(names, profiles, option)
+    current = sorted(g["name"] for g in gis)
+    evidence = instance_evidence(ops, gpu, gis)
+    m = MigOps(ops, gpu)
+    info = {"layout_before": layout_text(current), "layout": layout_text(names),
+            "gpu_instances_before": [dict(g) for g in gis]}
+    if not fits(profiles, [], names):
+        raise ProgrammingError("%s: %s does not fit on GPU %d (%s): %s" % (
+            option, layout_text(names), gpu["index"], gpu["address"],
+            "at most 7 compute slices, 8 memory slices at the placements nvidia-smi mig -lgipp lists, and each "
+            "profile's instance limit"))
+    info["_profile_ids"] = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -_slices(n), n))]
+    if current == names:
+        missing_ci = [g for g in gis if not g["compute_instances"]]
+        for g in missing_ci:
+            plan.add("create the default compute instance of MIG GPU instance %d (%s) on GPU %s" % (g["id"], g["name"], m.i),
+                     lambda g=g: m.smi(["mig", "-cci", "-i", m.i, "-gi", str(g["id"])]),
+                     lambda g=g: m.smi(["mig", "-dci", "-i", m.i, "-gi", str(g["id"])]),
+                     target="%s/gi%d" % (gpu["address"], g["id"]), before="no compute instance", after="default compute instance")
+        return info
+    kept, create = choose_kept(gis, names, evidence)
+    if not fits(profiles, kept, create):
+        kept, create = [], list(names)
+    kept_ids = set(g["id"] for g in kept)
+    go = [g for g in gis if g["id"] not in kept_ids]
+    for g in go:
+        ev = blocking(evidence.get(g["id"], []), force)
+        if ev:
+            plan.block("%s/gi%d" % (gpu["address"], g["id"]),
+                       "MIG GPU instance %d (%s, placement %s) would be destroyed and is in use" % (g["id"], g["name"], g["placement"]), ev)
+    if plan.blocked:
+        lines = ["%s: %s - %s" % (b["target"], b["reason"], evidence_text(b["evidence"])) for b in plan.blocked]
+        raise ProgrammingError("refusing to change the MIG layout of GPU %s (%s) from %s to %s: %s" % (
+            m.i, gpu["address"], info["layout_before"], info["layout"], "; ".join(lines)), blocked=plan.blocked)
+    target = gpu["address"]
+    with_ci = [g for g in go if g["compute_instances"]]
+    if with_ci:
+        plan.add("destroy the compute instances of MIG GPU instances %s on GPU %s"
+                 % (", ".join("%d (%s)" % (g["id"], g["name"]) for g in with_ci), m.i),
+                 m.destroy_cis(with_ci), m.recreate_cis(with_ci), target=target,
+                 before="compute instances on GIs %s" % ", ".join(str(g["id"]) for g in with_ci), after="none on them")
+    if go:
+        old_names = [g["name"] for g in go]
+        redo, _undo_redo = m.create(old_names, profiles)
+        plan.add("destroy MIG GPU instances %s on GPU %s" % (", ".join("%d (%s)" % (g["id"], g["name"]) for g in go), m.i),
+                 m.destroy_gis(go), redo, target=target, before=info["layout_before"],
+                 after=layout_text(sorted(g["name"] for g in kept)))
+    if create:
+        run, undo = m.create(create, profiles)
+        plan.add("create MIG GPU instances %s with default compute instances on GPU %s" % (layout_text(create), m.i),
+                 run, undo, target=target, before=layout_text(sorted(g["name"] for g in kept)), after=info["layout"])
+    info["kept"] = sorted(kept_ids)
+    return info
+
+
+def boot_lines(ops, gpu, names, profiles_ids):
+    """The boot script: once nvidia-smi sees the GPU with MIG mode in effect and no GPU instance, create the layout
+    (``-cgi ... -C``). A GPU that already has GPU instances is left as it is (something made them this boot)."""
+    smi = ops.find_tool(SMI) or "/usr/bin/nvidia-smi"
+    bus = _bus_id(gpu["address"])
+    return [
+        "# MIG layout of %s: %s" % (gpu["address"], layout_text(names)),
+        "smi=%s" % shell_quote(smi),
+        "bus=%s" % bus,
+        'q=$("$smi" --query-gpu=index,mig.mode.current --format=csv,noheader -i "$bus" 2>/dev/null) || '
+        '{ echo "accelops: nvidia-smi does not see $bus (yet)" >&2; exit 1; }',
+        'i=${q%%,*}; mode=$(echo "${q#*,}" | tr -d " ")',
+        '[ "$mode" = Enabled ] || { echo "accelops: MIG mode of $bus is $mode, not Enabled" >&2; exit 1; }',
+        'if "$smi" mig -lgi -i "$i" >/dev/null 2>&1; then echo "accelops: $bus has GPU instances already; left as they are"; exit 0; fi',
+        '"$smi" mig -cgi %s -C -i "$i" || rc=1' % ",".join(profiles_ids),
+    ]
+
+
+def plan_mig(ops, desired, files=None, module_name="nvidia_mig"):
+    """Plan one GPU. ``desired``: dict(address, gpu, mode, layout (names or None), force, persistent). Returns
+    ``(plan, info, finish)``: ``finish(check_mode)`` returns the follow-up plan a MIG mode change makes possible
+    (the layout, once the mode is in effect) and records what is pending."""
+    gpu = find_gpu(ops, desired.get("address"), desired.get("gpu"))
+    if gpu["mode_current"] is None:
+        raise ProgrammingError("%s: GPU %d (%s) is not MIG capable (nvidia-smi reports its MIG mode as [N/A])"
+                               % ("address" if desired.get("address") else "gpu", gpu["index"], gpu["address"]))
+    plan = Plan()
+    m = MigOps(ops, gpu)
+    names = desired.get("layout")
+    mode = desired["mode"]
+    info = {"address": gpu["address"], "index": gpu["index"], "mode_current": gpu["mode_current"],
+            "mode_pending": gpu["mode_pending"], "mode": mode, "reset_required": False, "pending": None}
+    enabled_now = gpu["mode_current"] == "Enabled"
+    profile_ids = None
+    if mode == "disabled":
+        if names:
+            raise ProgrammingError("layout: a layout needs mode: enabled (MIG mode %s asked)" % mode)
+        if enabled_now:
+            info.update(plan_layout(ops, plan, gpu, [], desired["force"]))
+        if gpu["mode_pending"] != "Disabled":  # a disable already pending is not asked again (idempotent)
+            plan.add("disable MIG mode on GPU %s (%s)" % (m.i, gpu["address"]), m.set_mode(False), m.set_mode(True),
+                     target=gpu["address"], before="MIG mode %s (pending %s)" % (gpu["mode_current"], gpu["mode_pending"]),
+                     after="MIG mode Disabled")
+    else:
+        if gpu["mode_pending"] != "Enabled" or not enabled_now:
+            if gpu["mode_pending"] != "Enabled":
+                plan.add("enable MIG mode on GPU %s (%s)" % (m.i, gpu["address"]), m.set_mode(True), m.set_mode(False),
+                         target=gpu["address"], before="MIG mode %s" % gpu["mode_current"], after="MIG mode Enabled")
+            info["layout"] = layout_text(names or []) if names is not None else None
+        if enabled_now and names is not None:
+            info.update(plan_layout(ops, plan, gpu, names, desired["force"]))
+            profile_ids = info.pop("_profile_ids")
+    info.pop("_profile_ids", None)
+    if files is not None:
+        body = None
+        if mode == "enabled" and names and desired["persistent"] and profile_ids is not None:
+            body = boot_lines(ops, gpu, names, profile_ids)
+        if body is not None or mode == "disabled" or names == [] or (names and not desired["persistent"]):
+            _unit_steps(ops, files, plan, module_name, gpu, body)
+
+    def finish(check_mode):
+        """After the plan: the mode as the GPU reports it now, and (MIG mode just came into effect) the layout."""
+        if check_mode:
+            if mode == "enabled" and not enabled_now and names:
+                info["pending"] = ("the layout %s is created once MIG mode is in effect (at once when nothing holds the "
+                                   "GPU, otherwise after a GPU reset or reboot)" % layout_text(names))
+            return None
+        now = find_gpu(ops, gpu["address"])
+        info["mode_current"], info["mode_pending"] = now["mode_current"], now["mode_pending"]
+        want = "Enabled" if mode == "enabled" else "Disabled"
+        if now["mode_current"] != want:
+            info["reset_required"] = True
+            info["pending"] = ("MIG mode %s is pending on GPU %d (%s): something holds the GPU; it takes effect at the "
+                               "next GPU reset or reboot (not done by this module)" % (want, now["index"], now["address"]))
+            return None
+        if mode == "enabled" and not enabled_now and names is not None:
+            more = Plan()
+            info.update(plan_layout(ops, more, now, names, desired["force"]))
+            ids = info.pop("_profile_ids")
+            if files is not None and names and desired["persistent"]:
+                _unit_steps(ops, files, more, module_name, now, boot_lines(ops, now, names, ids))
+            more.add("read back the MIG layout of GPU %d" % now["index"], lambda: verify(ops, info, names, mode),
+                     lambda: None)
+            return more
+        return None
+    return plan, info, finish
+
+
+def _unit_steps(ops, files, plan, module_name, gpu, body):
+    """The boot unit of a GPU's layout, ordered before the vGPU unit of the same GPU (vGPUs on MIG instances)."""
+    files.unit_steps(plan, ops.wrap, module_name, "mig", gpu["address"], "accelops.lifecycle: MIG layout of %s" % gpu["address"],
+                     body, before=(unit_basename("vgpu", gpu["address"]) + ".service",))
+
+
+def verify(ops, info, names, mode):
+    """Read the GPU back after a run: its mode and layout must be what was asked (a pending mode is reported, not
+    an error). Returns the GIs as they are."""
+    now = find_gpu(ops, info["address"])
+    info["mode_current"], info["mode_pending"] = now["mode_current"], now["mode_pending"]
+    if now["mode_current"] != "Enabled":
+        info["gpu_instances"] = []
+        return
+    gis, _profiles = read_layout(ops, now["index"])
+    info["gpu_instances"] = [{"id": g["id"], "profile": g["name"], "profile_id": g["profile_id"], "placement": g["placement"],
+                              "compute_instances": g["compute_instances"]} for g in gis]
+    if mode == "enabled" and names is not None:
+        got = sorted(g["name"] for g in gis)
+        if got != sorted(names):
+            raise ProgrammingError("GPU %d (%s) reads back as %s, not %s"
+                                   % (now["index"], now["address"], layout_text(got), layout_text(names)))
+        lacking = [g["id"] for g in gis if not g["compute_instances"]]
+        if lacking:
+            raise ProgrammingError("GPU %d (%s): GPU instances %s have no compute instance after the run"
+                                   % (now["index"], now["address"], ", ".join(str(x) for x in lacking)))
+
+
+def desired_from_params(p, ops):
+    """Options -> dict(address, gpu, mode, layout, force, persistent); the mig-parted entry is chosen per GPU."""
+    address = None
+    if p.get("address"):
+        address = normalize_address(p["address"])
+        if address is None:
+            raise ProgrammingError("address: %r is not a PCI address (0000:17:00.0 or 17:00.0)" % p["address"])
+    mode = p.get("mode")
+    names = None
+    if p.get("layout") is not None:
+        names = parse_layout(p["layout"])
+    if p.get("mig_parted_config") is not None:
+        if not p.get("config_name"):
+            raise ProgrammingError("config_name: the name of a mig-configs entry is needed with mig_parted_config")
+        configs = load_mig_parted(p["mig_parted_config"])
+        gpu = find_gpu(ops, address, p.get("gpu"))
+        pmode, names = mig_parted_entry(configs, p["config_name"], gpu["index"], gpu["device_id"])
+        if mode is not None and mode != pmode:
+            raise ProgrammingError("mode: %s contradicts mig-configs.%s (mig-enabled: %s)" % (mode, p["config_name"], pmode == "enabled"))
+        mode = pmode
+        if pmode == "disabled":
+            names = None
+    if mode is None:
+        if names is None:
+            raise ProgrammingError("one of layout, mig_parted_config or mode is needed")
+        mode = "enabled"
+    return {"address": address, "gpu": p.get("gpu"), "mode": mode, "layout": names, "force": p.get("force", False),
+            "persistent": p.get("persistent", True)}
+
+
+def plan_module(host):
+    """The plan hook of the ``nvidia_mig`` module (run by :mod:`_hostmodule`)."""
+    p = host.params
+    ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
+                  libvirt_run_dir=p["libvirt_run_dir"])
+    desired = desired_from_params(p, ops)
+    plan, info, after = plan_mig(ops, desired, files=host.files)
+    host.result["gpu"] = info
+
+    def finish(host):
+        more = after(host.check_mode)
+        host.result["reset_required"] = info["reset_required"]
+        host.result["pending"] = info["pending"]
+        if not host.check_mode and not more:
+            verify(ops, info, desired["layout"], desired["mode"])
+        return more
+    return Job(plan, finish=finish, failed=lambda _host, e: "%s: %s" % (info["address"], e))
+
+
+PROGRAM = tool_program(
+    "nvidia_mig",
+    dict(
+        address=dict(type="str"),
+        gpu=dict(type="int"),
+        mode=dict(type="str", choices=["enabled", "disabled"]),
+        layout=dict(type="raw"),
+        mig_parted_config=dict(type="raw"),
+        config_name=dict(type="str"),
+    ),
+    plan_module,
+    {"gpu": (0, 63)},
+)
+PROGRAM.module_kwargs = dict(mutually_exclusive=[("address", "gpu"), ("layout", "mig_parted_config")],
+                             required_one_of=[("address", "gpu")], required_together=[("mig_parted_config", "config_name")])

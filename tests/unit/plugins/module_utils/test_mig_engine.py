@@ -1,0 +1,160 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The MIG engine's pure parts: layouts in their three forms, mig-parted's config format (the YAML subset it
+uses), the entry chosen per GPU, and the fit check against an H100 80GB's profile table."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _mig
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import ProgrammingError
+
+# H100 80GB (nvidia-smi mig -lgip / -lgipp; NVIDIA MIG user guide, H100 table)
+H100 = {
+    "1g.10gb": {"id": 19, "total": 7, "compute": 1, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6]},
+    "1g.10gb+me": {"id": 20, "total": 1, "compute": 1, "size": 1, "starts": [0, 1, 2, 3, 4, 5, 6]},
+    "1g.20gb": {"id": 15, "total": 4, "compute": 1, "size": 2, "starts": [0, 2, 4, 6]},
+    "2g.20gb": {"id": 14, "total": 3, "compute": 2, "size": 2, "starts": [0, 2, 4]},
+    "3g.40gb": {"id": 9, "total": 2, "compute": 3, "size": 4, "starts": [0, 4]},
+    "4g.40gb": {"id": 5, "total": 1, "compute": 4, "size": 4, "starts": [0]},
+    "7g.80gb": {"id": 0, "total": 1, "compute": 7, "size": 8, "starts": [0]},
+}
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("7 x 1g.10gb", ["1g.10gb"] * 7),
+    ("2 x 2g.20gb + 1 x 3g.40gb", ["2g.20gb", "2g.20gb", "3g.40gb"]),
+    ("3g.40gb, MIG 1g.10gb+me", ["1g.10gb+me", "3g.40gb"]),
+    ("2*1g.20gb", ["1g.20gb", "1g.20gb"]),
+    ("", []),
+    ([], []),
+    ([{"profile": "1g.10gb", "count": 2}, "3g.40gb"], ["1g.10gb", "1g.10gb", "3g.40gb"]),
+    ([{"profile": "1g.10gb", "count": "0"}], []),
+    ({"1g.10gb": 2, "2g.20gb": 1}, ["1g.10gb", "1g.10gb", "2g.20gb"]),
+])
+def test_parse_layout_forms(value, expected):
+    assert _mig.parse_layout(value) == expected
+
+
+@pytest.mark.parametrize("value,needle", [
+    ("7 x one-g", "layout: 'one-g' is not a MIG profile name"),
+    (7, "layout: expected a list of {profile, count}"),
+    ([{"profile": "1g.10gb", "count": -1}], "layout[0].count: -1 is out of range"),
+    ([{"profile": "1g.10gb", "count": "many"}], "layout[0].count: 'many' is not a whole number"),
+    ([{"profile": "1g.10gb", "size": 1}], "layout[0]: unknown key(s) size"),
+])
+def test_parse_layout_errors(value, needle):
+    with pytest.raises(ProgrammingError) as e:
+        _mig.parse_layout(value)
+    assert needle in str(e.value)
+
+
+def test_layout_text_largest_first():
+    assert _mig.layout_text(["1g.10gb", "3g.40gb", "1g.10gb"]) == "1 x 3g.40gb + 2 x 1g.10gb"
+    assert _mig.layout_text([]) == "none"
+
+
+CONFIG = """# mig-parted config (its format: https://github.com/NVIDIA/mig-parted, examples/config.yaml)
+version: v1
+mig-configs:
+  all-disabled:
+    - devices: all
+      mig-enabled: false
+  all-1g.10gb:
+  - devices: all
+    mig-enabled: true
+    mig-devices:
+      "1g.10gb": 7
+  custom-config:
+    - devices: [0,1,2,3]
+      mig-enabled: false
+    - devices: [4]
+      mig-enabled: true
+      mig-devices:
+        '1g.10gb': 2   # two small
+        "2g.20gb": 1
+    - device-filter: "0x233010DE"
+      devices: [5, 6]
+      mig-enabled: true
+      mig-devices: {}
+"""
+
+
+def test_parse_simple_yaml_reads_mig_parted_files():
+    data = _mig.parse_simple_yaml(CONFIG)
+    assert data["version"] == "v1"
+    cfg = data["mig-configs"]
+    assert cfg["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    assert cfg["all-1g.10gb"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]
+    assert cfg["custom-config"][0] == {"devices": [0, 1, 2, 3], "mig-enabled": False}
+    assert cfg["custom-config"][1]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1}
+    assert cfg["custom-config"][2] == {"device-filter": "0x233010DE", "devices": [5, 6], "mig-enabled": True, "mig-devices": {}}
+
+
+def test_parse_simple_yaml_rejects_what_it_does_not_know():
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml("a: 1\n   b: 2\n")
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml("just text\n")
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml("[a]: b\n")  # a key that is not a plain scalar
+    with pytest.raises(ValueError):
+        _mig.parse_simple_yaml(": {x: 1}\n")
+
+
+def test_mig_parted_entry_per_gpu():
+    cfg = _mig.parse_simple_yaml(CONFIG)["mig-configs"]
+    assert _mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE") == ("enabled", ["1g.10gb"] * 7)
+    assert _mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE") == ("disabled", [])
+    assert _mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE") == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])
+    assert _mig.mig_parted_entry(cfg, "custom-config", 5, "0x233010DE") == ("enabled", [])
+    with pytest.raises(ProgrammingError) as e:
+        _mig.mig_parted_entry(cfg, "custom-config", 5, "0x20B010DE")  # the device filter leaves no entry
+    assert "has no entry for GPU 5" in str(e.value)
+    with pytest.raises(ProgrammingError) as e:
+        _mig.mig_parted_entry({"x": [{"devices": "all", "mig-enabled": True}, {"devices": [0], "mig-enabled": False}]},
+                              "x", 0, "0x1")
+    assert "has 2 entries for GPU 0" in str(e.value)
+
+
+@pytest.mark.parametrize("kept,wanted,ok", [
+    ([], ["1g.10gb"] * 7, True),
+    ([], ["3g.40gb", "3g.40gb"], True),
+    ([], ["3g.40gb", "3g.40gb", "1g.10gb"], False),  # 8 memory slices taken by the two 3g
+    ([], ["4g.40gb", "3g.40gb"], True),
+    ([], ["1g.10gb"] * 8, False),  # 7 compute slices
+    ([], ["1g.10gb+me", "1g.10gb+me"], False),  # one +me per GPU
+    ([{"name": "1g.10gb", "placement": "0:1"}], ["4g.40gb"], False),  # 4g only at 0
+    ([{"name": "1g.10gb", "placement": "0:1"}], ["3g.40gb", "2g.20gb"], True),
+    ([{"name": "2g.20gb", "placement": "2:2"}], ["1g.20gb", "1g.20gb", "1g.20gb"], True),
+])
+def test_fits(kept, wanted, ok):
+    assert _mig.fits(H100, kept, wanted) is ok
+
+
+def test_choose_kept_prefers_instances_in_use():
+    gis = [{"id": 7, "name": "1g.10gb"}, {"id": 8, "name": "1g.10gb"}, {"id": 2, "name": "3g.40gb"}]
+    kept, rest = _mig.choose_kept(gis, ["1g.10gb", "2g.20gb"], {8: [{"kind": "process"}]})
+    assert [g["id"] for g in kept] == [8] and rest == ["2g.20gb"]
+
+
+def _record(mode="Enabled", pending=None, gis=(), cis=()):
+    return {"gpu": {"mig": {"mode_current": mode, "mode_pending": pending or mode,
+                            "gpu_instances": [{"id": i, "name": n} for i, n in gis],
+                            "compute_instances": [{"gpu_instance_id": i, "id": 0} for i in cis]}}}
+
+
+def test_carries_layout_for_the_declaration():
+    rec = _record(gis=[(2, "3g.40gb"), (7, "1g.10gb")], cis=[2, 7])
+    assert _mig.carries_layout(rec, "enabled", ["1g.10gb", "3g.40gb"])
+    assert _mig.carries_layout(rec, "enabled", None)
+    assert not _mig.carries_layout(rec, "enabled", ["1g.10gb"] * 7)
+    assert not _mig.carries_layout(_record(gis=[(2, "3g.40gb")]), "enabled", ["3g.40gb"])  # no compute instance
+    assert not _mig.carries_layout(_record("Disabled", "Enabled"), "enabled", [])  # pending is not carried
+    assert _mig.carries_layout(_record("Disabled"), "disabled", None)
+    assert not _mig.carries_layout(_record("Enabled", "Disabled"), "disabled", None)
+    assert not _mig.carries_layout({"gpu": {"mig": None}}, "enabled", [])
+    assert _mig.record_layout(rec) == ("Enabled", ["1g.10gb", "3g.40gb"], True)

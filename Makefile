@@ -50,4 +50,4 @@ test: setup
 	tools/gates.sh
 
 clean:
-	rm -rf .build $(VENV) .venv-services .venv-cyborg .venv-ironic tests/output
+	rm -rf .build $(VENV) .venv-services .venv-cyborg .venv-ironic .venv-nova tests/output

@@ -135,7 +135,14 @@ def _placement_drift(item, providers):
     host = item.get("placement_host")
     current = dict((p.get("name"), p) for p in providers)
     for p in check.get("providers") or []:
-        if p.get("host") != host or p.get("action") in ("unchanged", "foreign"):
+        if p.get("host") != host:
+            continue
+        # what Nova or Cyborg reports is read back: a function trait Nova's provider lacks, a provider not made yet
+        if p.get("missing_traits"):
+            out.append("placement %s (%s): lacks %s" % (p.get("name"), p.get("reporter"), ", ".join(p["missing_traits"])))
+        if p.get("action") == "awaiting":
+            out.append("placement %s: not reported by %s yet" % (p.get("name"), p.get("reporter")))
+        if p.get("action") in ("unchanged", "foreign", "awaiting"):
             continue
         was = current.get(p.get("name")) or {"traits": [], "inventories": {}}
         pruned = p.get("action") == "pruned"

@@ -77,7 +77,10 @@ _value:
       description: The nova-compute INI text (a marker comment, then the sections).
       type: str
     alias_conf:
-      description: The C([pci] alias) lines alone, for nova-api and nova-scheduler nodes.
+      description:
+        - The file for nova-api, nova-scheduler and nova-conductor nodes, the C([pci] alias) lines and, when
+          O(report_in_placement) is true, C([filter_scheduler] pci_in_placement = True) (without it the scheduler
+          does not ask Placement for the PCI devices and their function traits).
       type: str
     cyborg_conf:
       description: The cyborg.conf INI text (C([agent] enabled_drivers)); empty when nothing is left to Cyborg.

@@ -25,7 +25,8 @@ The declaration (``accelerator_host_functions``) is resolved against the host's 
   cyborg.conf ``[agent] enabled_drivers``.
 
 Everything is deterministic (sorted, JSON with sorted keys), so rendering twice gives the same bytes.
-Standard library only (controller and host).
+Standard library only; controller side (the ``nova_device_config`` filter): it reads the Placement code's
+function traits (``_placement.family_specs``) so that Nova's providers carry the same ones.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,6 +38,9 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import reporter_provider_name
 
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
 NOVA_STANDARD_CLASSES = ("VGPU", "PGPU", "FPGA", "SRIOV_NET_VF", "PCI_DEVICE")
@@ -265,6 +269,8 @@ class _Renderer:
                 device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
         device_type = a["nova"]["device_type"] or device_type
         traits = _traits(a)
+        if not physnet:
+            traits += [t for t in self._discovered_function_traits(card, addrs, kind) if t not in traits]
         for addr in addrs:
             spec = {"vendor_id": vendor, "product_id": product, "address": addr}
             if physnet:
@@ -293,6 +299,22 @@ class _Renderer:
             return
         if alias not in have:
             have.append(alias)
+
+    def _discovered_function_traits(self, card, addrs, kind):
+        """The function traits the collection's Placement code gives the units Nova will pool on these devices'
+        providers (the discovered function's own trait: an FPGA's function id, a vGPU type's name). Nova writes a
+        PCI provider's traits from the device_spec alone and drops any other, so they go into the spec; every
+        spec of one provider gets the same, as Nova refuses VFs of one PF with different traits."""
+        parents = set()
+        for r in self.records:
+            if r["address"] in addrs or (kind == "vfs" and r.get("physfn") == card.get("address")):
+                parents.add(r.get("physfn") or r["address"])
+        out = set()
+        for r in self.records:
+            if (r.get("physfn") or r["address"]) in parents:
+                for spec in _device_specs(r, self.by_addr, self.resolution["function_names"]):
+                    out.update(t for t in spec[3] if is_function_trait(t))
+        return sorted(out)
 
     # -- all ----------------------------------------------------------------------------------------------
 
@@ -354,7 +376,7 @@ class _Renderer:
         return {
             "nova_conf": nova_conf,
             "nova_sections": [[name, [list(kv) for kv in body]] for name, body in sections],
-            "alias_conf": render_ini([("pci", [("alias", _json(x)) for x in aliases])] if aliases else [], None),
+            "alias_conf": api_conf(aliases, self.opts["report_in_placement"]),
             "cyborg_conf": render_ini(cyborg_sections, host) if cyborg_sections else "",
             "mdev_types": mdev_types,
             "device_specs": specs,
@@ -392,12 +414,148 @@ def render(functions, discovery, options=None):
     return _Renderer(functions, discovery, opts).run()
 
 
-def merge_aliases(per_host):
+NOVA_PCI_TRAIT = "COMPUTE_MANAGED_PCI_DEVICE"
+NOVA_OWNER_TRAIT = "OWNER_NOVA"
+_NOT_PLACEMENT_CHARS = re.compile(r"[^A-Z0-9_]+")
+
+
+def _nova_normalize(name):
+    """Nova's normalisation of a device_spec ``traits`` or ``resource_class`` value (os_traits/os_resource_classes
+    ``normalize_name``): upper case, runs of other characters to ``_``, ``CUSTOM_`` in front unless there."""
+    name = name.strip().upper()
+    if not _NOT_PLACEMENT_CHARS.search(name):
+        return name     # CUSTOM_* or a standard name (the declaration accepts no other form)
+    return "CUSTOM_" + _NOT_PLACEMENT_CHARS.sub("_", name)
+
+
+def _nova_dev_type(rec):
+    """The dev_type Nova's libvirt driver gives a PCI function: libvirt's ``phys_function`` capability (a VF),
+    its ``virt_functions`` capability (sriov_totalvfs > 0: a PF, even with no VF enabled), else type-PCI."""
+    if rec.get("physfn"):
+        return "type-VF"
+    if ((rec.get("sriov") or {}).get("totalvfs") or 0) > 0:
+        return "type-PF"
+    return "type-PCI"
+
+
+def _spec_matches(spec, rec, pfs):
+    """Nova's devspec match: the ids, and the address itself or, when the spec's address is a PF's, that PF's
+    VFs (nova/pci/devspec.py WhitelistPciAddress.match)."""
+    if (spec.get("vendor_id") or "").lower() != (rec.get("vendor_id") or "").lower():
+        return False
+    if (spec.get("product_id") or "").lower() != (rec.get("device_id") or "").lower():
+        return False
+    addr = spec.get("address")
+    return addr == rec["address"] or (addr in pfs and rec.get("physfn") == addr)
+
+
+def nova_pgpu_provider_name(nodename, address):
+    """Nova's name for the provider of an mdev parent: ``<nodename>_<libvirt node device name>``, libvirt naming
+    a PCI device ``pci_DDDD_BB_SS_F`` (lower-case hex), e.g. ``compute1_pci_0000_84_00_0``."""
+    return reporter_provider_name(nodename, address, "nova", mdev=True)
+
+
+def nova_pci_provider_name(nodename, address):
+    """Nova's name for a PCI provider (pci_placement_translator): ``<nodename>_<address upper-case>``, the PF's
+    address for VFs, e.g. ``compute1_0000:D8:00.0``."""
+    return reporter_provider_name(nodename, address, "nova")
+
+
+def nova_expected_providers(functions, discovery, options=None, nodename=None):
+    """What Nova reports to Placement for this host's declared devices, as Nova 34 makes it: a list of
+    ``{name, kind ("pci" or "vgpu"), address, devices, resource_class, total, traits, function_traits,
+    functions}`` sorted by name. ``traits`` are the traits Nova itself writes (and rewrites every periodic
+    update); ``function_traits`` are the function's traits, which for PCI providers are part of ``traits``
+    (they come from the device_spec ``traits`` tag) and for vGPU providers must be added from outside (Nova keeps
+    them there). ``nodename`` is the compute node's hypervisor hostname (the root provider's name); default the
+    discovery's hostname. Physical-network device specs (Neutron SR-IOV) are not reported by Nova and are left
+    out; so is everything when ``report_in_placement`` is false, except vGPUs."""
+    opts = _options(options)
+    if opts["host"] is None:
+        opts["host"] = _hostname(discovery)
+    nodename = nodename or opts["host"]
+    if not nodename:
+        raise NovaConfigError("nodename: the compute node's hypervisor hostname is needed (the discovery names "
+                              "no host)")
+    renderer = _Renderer(functions, discovery, opts)
+    result = renderer.run()
+    records = _records(discovery)
+    pfs = set(r["address"] for r in records if _nova_dev_type(r) == "type-PF")
+    spec_fn = dict((id(s), f) for f, s in renderer.specs)
+    out = {}
+    if opts["report_in_placement"]:
+        for rec in sorted(records, key=lambda r: r["address"]):
+            # Nova uses the first device_spec that matches a device (nova/pci/whitelist.py get_devspec)
+            spec = next((s for s in result["device_specs"] if _spec_matches(s, rec, pfs)), None)
+            if spec is None or spec.get("physical_network"):
+                continue
+            dev_type = _nova_dev_type(rec)
+            parent = rec["physfn"] if dev_type == "type-VF" else rec["address"]
+            traits = sorted(set(_nova_normalize(t) for t in (spec.get("traits") or "").split(",") if t.strip())
+                            | set([NOVA_PCI_TRAIT, NOVA_OWNER_TRAIT]))
+            rc = (_nova_normalize(spec["resource_class"]) if spec.get("resource_class")
+                  else ("CUSTOM_PCI_%s_%s" % (rec["vendor_id"], rec["device_id"])).upper())
+            name = nova_pci_provider_name(nodename, parent)
+            p = out.setdefault(name, {"name": name, "kind": "pci", "address": parent, "devices": [],
+                                      "resource_class": rc, "total": 0, "traits": traits,
+                                      "function_traits": [], "functions": []})
+            p["devices"].append(rec["address"])
+            p["total"] += 1
+            fn = spec_fn.get(id(spec))
+            if fn and fn not in p["functions"]:
+                p["functions"].append(fn)
+    by_addr = dict((r["address"], r) for r in records)
+    used = {}
+    for m in result["mdev_types"]:
+        for addr in m["device_addresses"]:
+            rec = by_addr.get(addr) or {}
+            gpu = rec.get("gpu") or {}
+            t = next((x for x in gpu.get("mdev_types") or [] if x.get("id") == m["type"]), None)
+            if t is None:
+                continue
+            # total: the mdevs of the type that exist plus those that can still be created
+            # (LibvirtDriver._get_gpu_inventories); an mdev of another type on the GPU does not count
+            made = len([x for x in gpu.get("mdevs") or [] if x.get("type") == m["type"]])
+            total = made + int(t.get("available_instances") or 0)
+            limit = m.get("max_instances")
+            if limit and used.get(m["type"], 0) + total > limit:
+                continue  # Nova skips a parent past the type's max_instances
+            used[m["type"]] = used.get(m["type"], 0) + total
+            if total <= 0:
+                continue  # Placement takes no total of 0: Nova makes no provider
+            name = nova_pgpu_provider_name(nodename, addr)
+            out[name] = {"name": name, "kind": "vgpu", "address": addr, "devices": [addr],
+                         "resource_class": m["mdev_class"], "total": total, "traits": [NOVA_OWNER_TRAIT],
+                         "function_traits": [], "functions": list(m["functions"])}
+    traits_of = dict((a["function"], _traits(a)) for a in result["resolution"]["assignments"])
+    for p in out.values():
+        p["function_traits"] = sorted(set(t for fn in p["functions"] for t in traits_of.get(fn, [])))
+        p["functions"] = sorted(p["functions"])
+    return [out[n] for n in sorted(out)]
+
+
+def api_conf(aliases, pci_in_placement):
+    """The file for nova-api, nova-scheduler and nova-conductor: ``[pci] alias`` and, when the compute hosts
+    report PCI devices to Placement, ``[filter_scheduler] pci_in_placement = True``. Without it the scheduler
+    ignores the PCI providers (and the function traits on them): an alias becomes no Placement request group
+    (nova/objects/request_spec.py ``generate_request_groups_from_pci_requests``). Only the header when there is
+    no alias."""
+    if not aliases:
+        return render_ini([], None)
+    sections = [("pci", [("alias", _json(x)) for x in aliases])]
+    if pci_in_placement:
+        sections.append(("filter_scheduler", [("pci_in_placement", "True")]))
+    return render_ini(sections, None)
+
+
+def merge_aliases(per_host, pci_in_placement=None):
     """One ``[pci] alias`` list for the API/scheduler nodes from several hosts' results (or alias lists).
 
     Identical aliases are kept once. Nova's legacy PCI tracker accepts one name with several specifications
     (any of them); with PCI-in-Placement (aliases with a resource class or traits) a name must have one
-    specification, so a difference there is a problem."""
+    specification, so a difference there is a problem. ``pci_in_placement``: write ``[filter_scheduler]
+    pci_in_placement = True`` (default: when an alias has a resource class or traits, i.e. came from hosts that
+    report to Placement)."""
     by_name, problems = {}, []
     for item in per_host:
         aliases = item.get("aliases") if isinstance(item, dict) else item
@@ -412,5 +570,7 @@ def merge_aliases(per_host):
             problems.append("alias %s differs between hosts (%s); with PCI-in-Placement a name has one "
                             "specification" % (name, " / ".join(_json(a) for a in have)))
         out.extend(have)
+    if pci_in_placement is None:
+        pci_in_placement = any("resource_class" in a or "traits" in a for a in out)
     return {"aliases": out, "problems": problems,
-            "alias_conf": render_ini([("pci", [("alias", _json(x)) for x in out])] if out else [], None)}
+            "alias_conf": api_conf(out, pci_in_placement)}

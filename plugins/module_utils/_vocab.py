@@ -139,8 +139,8 @@ def card_in_use(card, by_address):
     mig = (card.get("gpu") or {}).get("mig") if isinstance(card.get("gpu"), dict) else None
     for gi in (mig or {}).get("gpu_instances") or []:
         for who in gi.get("in_use_by") or []:
-            evidence.append("mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
-                                                                who.get("evidence") or who.get("name") or ""))
+            evidence.append("mig gpu instance %s (%s): %s %s" % (
+                gi.get("id"), gi.get("name"), who.get("kind", "?"), who.get("evidence") or who.get("name") or ""))
     return bool(evidence), evidence
 
 

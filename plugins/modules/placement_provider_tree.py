@@ -316,6 +316,11 @@ providers:
     renamed_from:
       description: The old name of this collection's provider, renamed in place to its new name; else null.
       type: str
+    missing_traits:
+      description: For a Nova PCI provider (read back, never written), the function traits it lacks; Nova writes
+        them from the C(device_spec) C(traits) tag.
+      type: list
+      elements: str
     resource_class:
       description: The resource class of its inventory, null when it has none.
       type: str
@@ -353,6 +358,7 @@ providers:
       inventories: {FPGA: {total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1.0}}
       drained: false
       held: null
+      missing_traits: []
       note: null
 summary:
   description: How many providers got each action.

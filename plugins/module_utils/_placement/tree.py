@@ -85,9 +85,11 @@ def other_reporters(children, d, prefix, root_name):
     """The providers Nova or Cyborg already have for the device of the accelops-reported unit ``d``: [(reporter,
     name)]. Two reporters for one device offer it twice; the caller refuses."""
     found = []
-    cyb = children.owned(d.get("cyborg_name") or provider_name(prefix, d["address"], "cyborg"), "cyborg")
-    if cyb is not None:
-        found.append(("cyborg", cyb["name"]))
+    # Cyborg names its provider after its host name (discovery's), or after the compute node where the two agree
+    for name in sorted(set(n for n in (d.get("cyborg_name"), provider_name(prefix, d["address"], "cyborg")) if n)):
+        cyb = children.owned(name, "cyborg")
+        if cyb is not None:
+            found.append(("cyborg", cyb["name"]))
     dev = d.get("device") or d["address"]
     for mdev in ((False, True) if d.get("mdev_capable") else (False,)):
         nova = children.owned(provider_name(root_name, dev, "nova", mdev=mdev), "nova")
@@ -116,8 +118,8 @@ def _plan_reported(state, children, d, act, warnings):
                 act.update(kind="update" if changed else "unchanged", traits=new_traits if changed else None,
                            inventories=None, function_only=True)
             else:
-                act.update(kind="foreign")
                 missing = sorted(set(want) - set(traits))
+                act.update(kind="foreign", missing_traits=missing)
                 if missing:
                     warnings.append("Nova's provider %s lacks %s: Nova writes its traits from the device_spec "
                                     "'traits' tag (nova_compute_config renders it from the same declaration)"
@@ -539,7 +541,7 @@ def converge(adapter, hosts, options, check_mode=False, cache_path=None, endpoin
             "renamed_from": a.get("rename_from"),
             "traits": (shown or {}).get("traits", []), "inventories": (shown or {}).get("inventories", {}),
             "drained": is_drained((shown or {}).get("inventories", {})) or bool(a.get("held")),
-            "held": a.get("held"), "note": a.get("note"),
+            "held": a.get("held"), "missing_traits": a.get("missing_traits") or [], "note": a.get("note"),
         })
         if kind in ("create", "update", "prune"):
             before[a["name"]] = None if b is None else {"traits": b["traits"], "inventories": b["inventories"]}

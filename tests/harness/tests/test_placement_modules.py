@@ -212,7 +212,8 @@ def test_a_device_cyborg_reports_is_refused_then_traited_as_cyborgs(env, capsys)
     assert [x for x in env.requests_since(mark) if not x.startswith("GET ")] == []
     assert env.traits(theirs["uuid"]) == ["CUSTOM_FPGA_FUNCTION_ID_INTEL_OLD", "OWNER_CYBORG"]
     # declared as Cyborg's, only the function traits are swapped on Cyborg's provider
-    r = env.tree(capsys, discovery=discovery(records=[fpga_record()]), reporter="cyborg")
+    # (this Cyborg's host name is the FQDN, not the short name discovery reports: name_prefix says so)
+    r = env.tree(capsys, discovery=discovery(records=[fpga_record()]), reporter="cyborg", name_prefix="cn1.example.org")
     assert by_name(r)[name]["action"] == "updated" and by_name(r)[name]["reporter"] == "cyborg"
     assert env.traits(theirs["uuid"]) == sorted(["OWNER_CYBORG", P._naming.fpga_function_trait("intel", AFU_GZIP)])
     assert env.inventories(theirs["uuid"])["FPGA"]["total"] == 2

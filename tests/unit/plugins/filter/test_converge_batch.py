@@ -135,6 +135,18 @@ def test_plan_mode_drift_has_the_host_and_placement_lines():
     assert converge_host(h)["apply"] == [] and converge_batch([h], "drain") == []
 
 
+def test_plan_mode_drift_reads_novas_and_cyborgs_providers_back():
+    p = plan([card(NIC, "ok"), card(FPGA, "ok", kind="fpga")])
+    check = {"providers": [
+        {"name": "cn-h1_" + NIC.upper(), "host": "cn-h1", "action": "foreign", "reporter": "nova",
+         "missing_traits": ["CUSTOM_FUNCTION_F"], "traits": ["OWNER_NOVA"], "inventories": {}},
+        {"name": "h1_" + FPGA, "host": "cn-h1", "action": "awaiting", "reporter": "cyborg", "missing_traits": []}]}
+    h = host(plan_only=True, plan=p, read={"results": [{"providers": []}]}, check=check)
+    assert converge_host(h)["drift"] == [
+        "placement cn-h1_%s (nova): lacks CUSTOM_FUNCTION_F" % NIC.upper(),
+        "placement h1_%s: not reported by cyborg yet" % FPGA]
+
+
 def test_a_refused_host_reads_nothing_and_fails_with_the_reason():
     h = host(refusal="accelerator_host: the declaration for h1 is outside its allow-list", plan={"skipped": True})
     assert converge_batch([h], "reads") == [] and converge_batch([h], "report") == []

@@ -182,8 +182,13 @@ def test_demo_host_renders_what_nova_accepts(lab):
     # the L40: its four typed VFs as PCI devices, managed no, one class for the function
     l40 = [s for s in r["device_specs"] if s["vendor_id"] == "10de"]
     assert [s["address"] for s in l40] == ["0000:3b:00.4", "0000:3b:00.5", "0000:3b:00.6", "0000:3b:00.7"]
+    # the traits: the declared function's, and the one the collection's Placement code gives the vGPU type (Nova
+    # writes a PCI provider's traits from the spec alone)
     assert all(s["managed"] == "no" and s["resource_class"] == "CUSTOM_VGPU_L40_8Q"
-               and s["traits"] == "CUSTOM_FUNCTION_L40_8Q" for s in l40)
+               and s["traits"] == "CUSTOM_FUNCTION_L40_8Q,CUSTOM_FUNCTION_NVIDIA_L40_8Q" for s in l40)
+    pac = [s for s in r["device_specs"] if s["address"] == "0000:5e:00.0"]
+    assert pac[0]["traits"].split(",")[0] == "CUSTOM_FUNCTION_GZIP"
+    assert pac[0]["traits"].split(",")[1].startswith("CUSTOM_FPGA_FUNCTION_ID_INTEL_")
     assert matched(l40[0], records_of(lab)) == ["0000:3b:00.4"]
     # the X710 VFs: one spec by PF address and VF id, which matches exactly its 4 VFs
     nic = [s for s in r["device_specs"] if s["product_id"] == "154c"]

@@ -377,12 +377,16 @@ def test_nova_reporter_traits_nova_vgpu_provider_and_reads_pci_ones_back(fake):
     root = fake.by_name("cn1")["uuid"]
     pgpu = fake.add("cn1_pci_0000_84_00_0", root, traits=["OWNER_NOVA"], invs={"VGPU": P.inventory(6)})
     pci = fake.add("cn1_0000:D8:00.0", root, traits=["OWNER_NOVA"], invs={"CUSTOM_PCI_8086_154C": P.inventory(4)})
-    r = run(fake, [spec("cn1", [mdev_gpu(), nic(4)], function_names={"nvidia-558": "a10-4q"}, reporter="nova")])
+    r = run(fake, [spec("cn1", [mdev_gpu(), nic(4)], function_names={"nvidia-558": "a10-4q"}, reporter="nova",
+                        overrides={"0000:d8:00.0": {"traits": ["CUSTOM_FUNCTION_X710_VF"]}})])
     by = dict((p["name"], p) for p in r["providers"])
     assert by["cn1_pci_0000_84_00_0"]["action"] == "updated"
     assert "CUSTOM_FUNCTION_A10_4Q" in fake.rps[pgpu]["traits"] and "OWNER_NOVA" in fake.rps[pgpu]["traits"]
     # a Nova PCI provider is Nova's to write (it rewrites its traits from the device_spec): read back only
     assert by["cn1_0000:D8:00.0"]["action"] == "foreign" and fake.rps[pci]["traits"] == ["OWNER_NOVA"]
+    # read back: the function trait Nova's provider lacks (Nova writes it from the device_spec traits tag)
+    assert by["cn1_0000:D8:00.0"]["missing_traits"] == ["CUSTOM_FUNCTION_X710_VF"]
+    assert any("lacks CUSTOM_FUNCTION_X710_VF" in w for w in r["warnings"])
 
 
 def test_a_device_another_service_reports_is_refused_naming_both(fake):

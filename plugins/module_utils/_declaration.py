@@ -358,7 +358,9 @@ def _compatible(entry, card):
         return "not a MIG-capable GPU (discovery shows no gpu.mig)"
     if kind == "vgpu":
         gpu = card.get("gpu") or {}
-        vendor_vfio = card.get("vendor_id") == "10de" and (card.get("sriov") or {}).get("totalvfs")
+        # imported here, so that loading the declaration's filters does not load the drivers
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors  # pylint: disable=import-outside-toplevel
+        vendor_vfio = card.get("vendor_id") in vendor_vfio_vendors() and (card.get("sriov") or {}).get("totalvfs")
         if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
             return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
         offered = {str(x).lower() for t in (gpu.get("mdev_types") or []) + (gpu.get("vgpu_types") or [])

@@ -43,6 +43,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import S
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MAX_INSTANCE_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
 NAMESPACE = uuidlib.UUID("0b7e3d6a-6f0e-5b8c-9a53-2f1c3c4d9e21")
@@ -378,8 +379,8 @@ def choose_backend(sysfs, addr, wanted):
     has_mdev = sysfs.isdir(base + "/mdev_supported_types")
     physfn = sysfs.exists(base + "/physfn")
     total = _int(sysfs.read_optional(base + "/sriov_totalvfs")) or 0
-    vendor = (sysfs.read_optional(base + "/vendor") or "").lower()
-    vendor_ok = vendor in ("0x10de", "10de") and total > 0 and not physfn
+    vendor = (sysfs.read_optional(base + "/vendor") or "").strip().lower()
+    vendor_ok = (vendor[2:] if vendor.startswith("0x") else vendor) in vendor_vfio_vendors() and total > 0 and not physfn
     if wanted == "mdev" or (wanted == "auto" and has_mdev):
         if not has_mdev:
             raise ProgrammingError("backend: %s is not an mdev parent (no mdev_supported_types; is the vGPU host driver loaded?)" % addr)

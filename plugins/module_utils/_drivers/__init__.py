@@ -28,7 +28,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "family_drivers", "for_record", "for_sriov_pf"]
+__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "family_drivers", "for_record", "vendor_vfio_vendors", "for_sriov_pf"]
 
 
 def default_drivers():
@@ -45,6 +45,11 @@ _BUILT_IN = default_drivers()
 def family_drivers(family):
     """The built-in drivers of a family, in priority order (a family engine asks them for what differs)."""
     return [drv for drv in _BUILT_IN if drv.family == family]
+
+
+def vendor_vfio_vendors():
+    """The PCI vendor ids whose GPUs give vGPUs as typed SR-IOV VFs (the GPU families' ``vendor_vfio_vendor``)."""
+    return frozenset(d.vendor_vfio_vendor for d in family_drivers("gpu") if getattr(d, "vendor_vfio_vendor", None))
 
 
 def for_record(record):

@@ -330,6 +330,7 @@ class NvidiaGpuDriver(GpuDriver):
     name = "nvidia"
     family = "gpu"
     programming_model = "single"
+    vendor_vfio_vendor = "10de"    # Ada/Hopper/Blackwell vGPU: VFs typed through nvidia/current_vgpu_type
 
     def claims(self, func, ctx=None):
         return func.vendor_id == "10de" and func.base_class == "03"

@@ -275,9 +275,15 @@ def _fill_record(rec, func, driver, ctx):
     _check_present(func)
 
 
-def _vf_unit_order(u):
-    """The order of ``sriov.vf_units``: by VF index (VFs without one last, by address), a VF's own unit first."""
-    return (u["vf_index"] is None, u["vf_index"], u["address"], u["kind"] != "vf")
+def _vf_unit_order(pf):
+    """The sort key of ``sriov.vf_units``: by VF index (VFs without one last, by address), a VF's own unit first.
+    A VF's own unit leaves out its index when it is its place in the PF's ``sriov.vfs`` (``pf``'s)."""
+    position = pf.vf_positions().get
+
+    def order(u):
+        i = u["vf_index"] if "vf_index" in u else position(u["address"])
+        return (i is None, i, u["address"], u["kind"] != "vf")
+    return order
 
 
 def vf_units(func, driver, ctx, pf=None):
@@ -289,7 +295,8 @@ def vf_units(func, driver, ctx, pf=None):
         extra = _describe(func, driver, ctx, folded=True)
         nic = extra.get("nic")
         ifs = nic.get("interfaces") if nic else None
-        vf_index = pf.vf_position(func.address) if pf is not None else ctx.scan.vf_index(func)
+        # with the PF at hand the VF's own unit leaves its index out (its place in the PF's sriov.vfs)
+        vf_index = None if pf is not None else ctx.scan.vf_index(func)
         mac = nic.get("mac") if nic else None
         netdev = ifs[0].get("name") if ifs else None
         address = func.address
@@ -303,11 +310,11 @@ def vf_units(func, driver, ctx, pf=None):
             ev = inuse.lookup(address=address, iommu_group=group, cdev=cdev)
         else:
             ev = []
-        units = [{"kind": "vf", "id": address, "address": address, "type": extra.get("unit_type"),
-                  "iommu_group": group, "in_use": bool(ev), "in_use_by": ev, "vf_index": vf_index, "driver": drv,
-                  "mac": mac, "netdev": netdev}]
+        units = [_folded_vf_unit(address, extra.get("unit_type"), group, ev, vf_index, pf is not None, drv, mac, netdev)]
         more_units = extra.get("units")
         if more_units:
+            if pf is not None:
+                vf_index = pf.vf_position(address)
             more = {"vf_index": vf_index, "driver": drv, "mac": mac, "netdev": netdev}
             for u in more_units:
                 unit = _unit(u["kind"], u["id"], u.get("address", address), u.get("type"), u.get("iommu_group"),
@@ -319,9 +326,30 @@ def vf_units(func, driver, ctx, pf=None):
             _check_present(func)
     except Exception as e:  # last resort, as in build_record
         func.warn("discovery of this function failed part-way: %s: %s" % (type(e).__name__, e))
-        units = [_unit("vf", func.address, func.address, None, func.iommu_group, None, None)]
-        units[0].update({"vf_index": None, "driver": func.driver, "mac": None, "netdev": None})
+        units = [_folded_vf_unit(func.address, None, func.iommu_group, None, None, False, func.driver, None, None)]
     return units
+
+
+def _folded_vf_unit(address, utype, group, ev, vf_index, index_is_position, drv, mac, netdev):
+    """A VF's own unit in ``sriov.vf_units``, in the compact form (docs/discovery.md, "VF detail"): the unit of a
+    full record less ``id`` (the VF's address), ``type`` when null and ``in_use_by`` when empty, plus the VF's
+    facts, of which ``vf_index`` only when it is not its place in the PF's ``sriov.vfs`` (``index_is_position``:
+    it was read from there); ``_vocab.record_units`` gives it back whole. Thousands on a large host: the keys left
+    out are a third of the module's result and of ansible-core's work on it (a number costs it most)."""
+    if utype is None and not ev and index_is_position:
+        return {"kind": "vf", "address": address, "iommu_group": group, "in_use": False, "driver": drv, "mac": mac,
+                "netdev": netdev}
+    unit = {"kind": "vf", "address": address}
+    if utype is not None:
+        unit["type"] = utype
+    unit["iommu_group"] = group
+    unit["in_use"] = bool(ev)
+    if ev:
+        unit["in_use_by"] = ev
+    if not index_is_position:
+        unit["vf_index"] = vf_index
+    unit.update(driver=drv, mac=mac, netdev=netdev)
+    return unit
 
 
 def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include_all=False,
@@ -437,7 +465,7 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
                 units.extend(vf_units(func, drv, ctx, pf))
                 if func.warnings:
                     warns.extend("VF %s: %s" % (func.address, w) for w in func.warnings)
-            units.sort(key=_vf_unit_order)
+            units.sort(key=_vf_unit_order(pf))
             rec["sriov"]["vf_units"] = units
         records.sort(key=lambda r: r["address"])
     else:

@@ -72,11 +72,53 @@ def function_id(value):
     return value.replace("-", "").lower() if isinstance(value, str) else None
 
 
+def full_unit(unit, vfs=None):
+    """A unit with every key of the unit schema. A VF's own unit in ``sriov.vf_units`` leaves out ``id`` (its
+    address), ``type`` when null, ``in_use_by`` when empty and ``vf_index`` when it is the VF's place in its PF's
+    ``sriov.vfs`` (``vfs``; docs/discovery.md, "VF detail"): this gives a new mapping with them, in the key order
+    of the full form. Any other unit, or anything that is not a mapping, is returned as it is."""
+    if not isinstance(unit, dict) or unit.get("kind") != "vf" or (
+            "id" in unit and "type" in unit and "in_use_by" in unit and "vf_index" in unit):
+        return unit
+    address = unit.get("address")
+    ev = unit["in_use_by"] if "in_use_by" in unit else []
+    full = {"kind": "vf", "id": unit.get("id", address), "address": address, "type": unit.get("type"),
+            "iommu_group": unit.get("iommu_group"), "in_use": unit.get("in_use", bool(ev)), "in_use_by": ev}
+    if "vf_index" in unit:
+        full["vf_index"] = unit["vf_index"]
+    else:
+        full["vf_index"] = _position(vfs, address)
+    for k, v in unit.items():
+        if k not in full:
+            full[k] = v
+    return full
+
+
+def _position(vfs, address):
+    """The first place of ``address`` in ``vfs`` (a PF's ``sriov.vfs``, in virtfnN order, or a mapping of address
+    to place made from it), or None."""
+    if isinstance(vfs, dict):
+        return vfs.get(address) if isinstance(address, str) else None
+    if isinstance(vfs, list):
+        for i, a in enumerate(vfs):
+            if a == address:
+                return i
+    return None
+
+
 def record_units(record):
     """Every unit of a discovery record: its own ``units``, then those of VFs folded into it
-    (``sriov.vf_units``, accelerator_info's ``vf_detail: summary``). A new list; the record is not checked."""
+    (``sriov.vf_units``, accelerator_info's ``vf_detail: summary``), each with every key of the unit schema
+    (:func:`full_unit`). A new list; the record is not checked."""
     sriov = record.get("sriov") or {}
-    return list(record.get("units") or []) + list((sriov.get("vf_units") if isinstance(sriov, dict) else None) or [])
+    folded = (sriov.get("vf_units") if isinstance(sriov, dict) else None) or []
+    places = None
+    if folded and isinstance(sriov.get("vfs"), list):
+        places = {}
+        for i, a in enumerate(sriov["vfs"]):
+            if isinstance(a, str):
+                places.setdefault(a, i)
+    return list(record.get("units") or []) + [full_unit(u, places) for u in folded]
 
 
 def card_in_use(card, by_address):

@@ -96,7 +96,8 @@ options:
       - V(full) makes every VF a record of its own, with every key of a record.
       - V(summary) reports a VF whose PF is reported too only as units in the PF record's C(sriov.vf_units)
         (the VF itself and any mdev on it, each with the VF's C(vf_index), C(driver), C(mac) and C(netdev),
-        and the in-use evidence); its warnings go to the PF record, prefixed with its address. A VF whose PF
+        and the in-use evidence; the VF's own unit in a compact form, see the C(sriov) return value); its warnings
+        go to the PF record, prefixed with its address. A VF whose PF
         is not reported (filtered out) is still a full record.
       - V(summary) reads and returns far less on hosts with thousands of VFs (a result about a quarter of the
         size, the module call about half the time). Placement reporting
@@ -251,6 +252,9 @@ accelerators:
         - SR-IOV (totalvfs, numvfs, vf_device_id, vfs, vf_units); totalvfs 0 when not SR-IOV capable.
         - C(vf_units) is null unless O(vf_detail=summary) folded the PF's VFs into this record; then it lists
           their units (kind, id, address, type, iommu_group, in_use, in_use_by, vf_index, driver, mac, netdev).
+        - A VF's own unit there (kind vf) is compact; it leaves out C(id) (its address), C(type) when null,
+          C(in_use_by) when empty and C(vf_index) when it is the VF's place in C(sriov.vfs). Read it with
+          defaults (C(unit.in_use_by | default([]))); see C(docs/discovery.md), "VF detail".
       type: dict
     physfn:
       description: For a VF, its PF's address; null otherwise.

@@ -139,5 +139,5 @@ def test_vf_vanishing_mid_scan_with_summary(host):
     drv.describe_folded_vf = vanish
     res = _disc(host, registry=reg, vf_detail="summary")
     pf = _recs(res)["0000:d8:00.0"]
-    assert [u["id"] for u in pf["sriov"]["vf_units"]] == ["0000:d8:02.0", "0000:d8:02.1", "0000:d8:02.2"]
+    assert [u["address"] for u in pf["sriov"]["vf_units"]] == ["0000:d8:02.0", "0000:d8:02.1", "0000:d8:02.2"]
     assert any(w.startswith("VF 0000:d8:02.1: the device went away") for w in pf["warnings"]), pf["warnings"]

@@ -317,7 +317,7 @@ def test_folded_vfs_are_refused_not_dropped(lab):
         _hostdev.collect_units(summary)
     # the same host discovered with full records gives every VF's unit
     full = _hostdev.collect_units(lab)
-    assert set(u["id"] for r in folded for u in r["sriov"]["vf_units"] if u["kind"] == "vf") <= \
+    assert set(u["address"] for r in folded for u in r["sriov"]["vf_units"] if u["kind"] == "vf") <= \
         set(u["id"] for u in full)
 
 

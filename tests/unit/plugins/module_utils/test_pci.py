@@ -136,6 +136,58 @@ def test_scan_does_not_need_uevent(host):
     assert not f.warnings
 
 
+def _many_bound(host):
+    """A PF with 40 VFs (iavf, two of them vfio-pci), a bridge with no driver: 42 functions, 3 drivers."""
+    host.add_pci("0000:3b:00.0", "8086", "1572", "020000", driver="i40e", iommu_group=1, sriov_totalvfs=64)
+    for n in range(40):
+        host.add_pci("0000:3b:%02x.%d" % (2 + n // 8, n % 8), "8086", "154c", "020000",
+                     driver="vfio-pci" if n in (3, 7) else "iavf", iommu_group=10 + n, physfn="0000:3b:00.0")
+    host.add_pci("0000:00:00.0", "8086", "2020", "060000")
+
+
+def _drivers(root):
+    return dict((a, f.driver) for a, f in _pci.scan(Sysfs(root)).functions.items())
+
+
+def test_drivers_from_the_drivers_directories_on_a_large_host(host, monkeypatch):
+    _many_bound(host)
+    assert _pci._LIST_DRIVERS_FACTOR * (len(os.listdir(host.path("/sys/bus/pci/drivers"))) + 1) <= 42  # listed
+    want = _drivers(host.root)
+    assert want["0000:3b:00.0"] == "i40e" and want["0000:3b:02.3"] == "vfio-pci" and want["0000:00:00.0"] is None
+    # the same answers from the links alone (listing never pays), and the listing is what was read: a device
+    # directory's driver link removed is still answered from the driver's directory
+    monkeypatch.setattr(_pci, "_LIST_DRIVERS_FACTOR", 10 ** 6)
+    assert _drivers(host.root) == want
+    monkeypatch.undo()
+    d = host.dev("0000:3b:02.0")
+    os.unlink(host.path(d + "/driver"))
+    assert _drivers(host.root)["0000:3b:02.0"] == "iavf"
+    # a function listed under two drivers (a tree that is not the kernel's): its own link decides
+    os.symlink("../../../bus/pci/drivers/iavf", host.path(d + "/driver"))
+    os.symlink(host.path(d), host.path("/sys/bus/pci/drivers/vfio-pci/0000:3b:02.0"))
+    assert _drivers(host.root)["0000:3b:02.0"] == "iavf"
+    os.unlink(host.path(d + "/driver"))
+    assert _drivers(host.root)["0000:3b:02.0"] is None
+
+
+def test_drivers_from_the_links_on_a_small_host(host):
+    # few functions per driver: each function's driver link is read, and it is what counts
+    host.add_pci("0000:3b:00.0", "10de", "1eb8", "030200", driver="nvidia")
+    d = host.dev("0000:3b:00.0")
+    os.unlink(host.path(d + "/driver"))
+    os.symlink("../../../bus/pci/drivers/vfio-pci", host.path(d + "/driver"))
+    assert _drivers(host.root) == {"0000:3b:00.0": "vfio-pci"}
+
+
+def test_pci_ids_read_whole_and_classes_from_the_end(tmp_path):
+    # a file larger than a few reads is read whole (one read of its size); a "C xx" line is found from the end
+    p = tmp_path / "pci.ids"
+    p.write_text("# " + "x" * 300000 + "\n" + PCI_IDS)
+    ids = _pci.PciIds(str(p))
+    assert ids.vendor("8086") == "Intel Corporation" and ids.class_name("020000") == "Ethernet controller"
+    assert ids.class_name("0300") == "VGA compatible controller" and ids.class_name("1200") == "Processing accelerators"
+
+
 def test_scan_without_pci_bus(tmp_path):
     scan = _pci.scan(Sysfs(str(tmp_path)))
     assert scan.functions == {}

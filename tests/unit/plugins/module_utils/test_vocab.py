@@ -54,6 +54,34 @@ def test_record_units_include_folded_vfs():
     assert _vocab.record_units({"units": None, "sriov": None}) == []
 
 
+def test_record_units_give_compact_folded_vf_units_back_whole():
+    # accelerator_info's compact folded unit leaves out id, a null type, an empty in_use_by and the vf_index that
+    # sriov.vfs gives; record_units fills them in, in the full unit's key order
+    rec = {"units": [], "sriov": {"vfs": ["0000:d8:02.0", "0000:d8:02.1", "0000:d8:02.2"], "vf_units": [
+        {"kind": "vf", "address": "0000:d8:02.1", "iommu_group": 41, "in_use": False, "driver": "iavf",
+         "mac": "52:54:00:00:00:01", "netdev": "ens1v1"},
+        {"kind": "vf", "address": "0000:d8:02.2", "type": "nvidia-231", "iommu_group": 42, "in_use": True,
+         "in_use_by": [{"kind": "domain", "name": "inst-1"}], "driver": "nvidia", "mac": None, "netdev": None},
+        {"kind": "vf", "address": "0000:d8:03.0", "iommu_group": 43, "in_use": False, "vf_index": None,
+         "driver": None, "mac": None, "netdev": None},
+        {"kind": "mdev", "id": "u-1", "address": "0000:d8:02.2", "type": "t", "iommu_group": 9, "in_use": False,
+         "in_use_by": [], "vf_index": 2, "driver": "nvidia", "mac": None, "netdev": None}]}}
+    got = _vocab.record_units(rec)
+    assert got[0] == {"kind": "vf", "id": "0000:d8:02.1", "address": "0000:d8:02.1", "type": None, "iommu_group": 41,
+                      "in_use": False, "in_use_by": [], "vf_index": 1, "driver": "iavf", "mac": "52:54:00:00:00:01",
+                      "netdev": "ens1v1"}
+    assert list(got[0]) == ["kind", "id", "address", "type", "iommu_group", "in_use", "in_use_by", "vf_index", "driver",
+                            "mac", "netdev"]
+    assert got[1]["type"] == "nvidia-231" and got[1]["vf_index"] == 2 and got[1]["in_use_by"][0]["name"] == "inst-1"
+    assert got[2]["vf_index"] is None and got[2]["id"] == "0000:d8:03.0"  # an index given (null) is kept
+    assert got[3] is rec["sriov"]["vf_units"][3]  # a unit that is whole (an mdev) is the same object
+    assert rec["sriov"]["vf_units"][0].get("id") is None  # the record is not changed
+    # without sriov.vfs (or with garbage) the index is unknown, never an error
+    assert _vocab.full_unit({"kind": "vf", "address": "0000:d8:02.1"})["vf_index"] is None
+    assert _vocab.full_unit({"kind": "vf", "address": ["x"]}, {"0000:d8:02.1": 0})["vf_index"] is None
+    assert _vocab.full_unit("x") == "x"
+
+
 def test_card_in_use_reads_the_card_its_vf_records_and_its_folded_vfs():
     vf_rec = {"address": "0000:d8:02.1", "units": [
         {"kind": "vf", "id": "0000:d8:02.1", "in_use": True, "in_use_by": [{"kind": "domain", "name": "inst-1"}]}]}

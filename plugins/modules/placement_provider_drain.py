@@ -26,8 +26,12 @@ description:
   - A provider someone else drained before this run is refused (it is in someone's maintenance), not taken over.
   - Providers with the same O(providers[].card) go together - when one of them is refused, the others this run
     drained are released again, so a card is drained whole or not at all.
+  - A provider that Nova or Cyborg reports (C(OWNER_NOVA), or Cyborg's name and uuid) is drained by a hold
+    instead, an allocation of all its units by the provider's own drain consumer, because Nova rewrites its
+    inventories, C(reserved) included, on every periodic update; Placement refuses the hold when an allocation
+    came in since the read, and the provider is read again. See C(docs/placement.md), "Reporters".
   - O(state=released) sets C(reserved = 0) on drained providers (those this run's caller drained and did not hand
-    over to a converge).
+    over to a converge), and deletes the hold of one that Nova or Cyborg reports.
   - The function pool keeper (role C(accelops.lifecycle.function_pools)) drains every card it reprograms with this
     module before the converge role programs it.
 extends_documentation_fragment:
@@ -131,6 +135,10 @@ providers:
       description: The consumers holding resources on it when it was refused.
       type: list
       elements: str
+    held:
+      description: For a provider Nova or Cyborg reports, the units its drain hold allocates, by resource class;
+        else null.
+      type: dict
 drained:
   description: Names of the providers drained by this run (and not undone).
   returned: always
@@ -165,13 +173,16 @@ def drain_one(client, item, retries, check_mode):
     """Drain one provider under its generation, refusing it when it has allocations."""
     u = item["uuid"]
     out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": None, "reason": None,
-           "moved": False, "generation": None, "allocations": []}
+           "moved": False, "generation": None, "allocations": [], "held": None}
     for _attempt in range(retries + 1):
         allocs = client.get("/resource_providers/%s/allocations" % u)
         gen = allocs["resource_provider_generation"]
         out["generation"] = gen
         if item.get("generation") is not None and gen != item["generation"]:
             out["moved"] = True
+        if list(allocs["allocations"]) == [P.hold_consumer(u)]:
+            out.update(action="refused", reason="drained by someone else (held): left alone")
+            return out
         if allocs["allocations"]:
             consumers = sorted(allocs["allocations"])
             since = " (made since the plan's read)" if out["moved"] else ""
@@ -187,6 +198,25 @@ def drain_one(client, item, retries, check_mode):
             return out
         if P.is_drained(invs):
             out.update(action="refused", reason="drained by someone else: left alone")
+            return out
+        if P.is_reported_elsewhere(client, u):
+            # Nova or Cyborg rewrites its inventories (reserved too): every unit is held by an allocation instead,
+            # which Placement refuses when an allocation was made since the read above
+            units = dict((rc, int((inv["total"] - inv.get("reserved", 0)) * inv.get("allocation_ratio", 1.0)))
+                         for rc, inv in invs.items())
+            units = dict((rc, n) for rc, n in units.items() if n > 0)
+            out["held"] = units
+            if check_mode or not units:
+                out["action"] = "drained" if units else "empty"
+                return out
+            try:
+                P.put_hold(client, u, units)
+            except P.PlacementHTTPError as e:
+                if e.status == 409:
+                    out["moved"] = True
+                    continue  # an allocation (or a hold) came in between: read again
+                raise
+            out["action"] = "drained"
             return out
         if check_mode:
             out["action"] = "drained"
@@ -208,7 +238,12 @@ def drain_one(client, item, retries, check_mode):
 def release_one(client, item, retries, check_mode):
     u = item["uuid"]
     out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": "unchanged", "reason": None,
-           "moved": False, "generation": None, "allocations": []}
+           "moved": False, "generation": None, "allocations": [], "held": None}
+    if P.read_hold(client, u)["resources"]:  # a unit Nova or Cyborg reports, drained by a hold
+        if not check_mode:
+            P.release_hold(client, u)
+        out["action"] = "released"
+        return out
     for _attempt in range(retries + 1):
         cur = client.get("/resource_providers/%s/inventories" % u)
         out["generation"] = cur["resource_provider_generation"]

@@ -32,13 +32,15 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desi
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import (  # noqa: F401
     _device_specs, _function_traits)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (  # noqa: F401
-    REPORTERS, FOREIGN_OWNER_TRAITS, FUNCTION_TRAIT_PREFIXES, INVENTORY_FIELDS, MANAGED_TRAIT_PREFIXES, OWNER_TRAIT,
+    HOLD_CONSUMER_TYPE, REPORTERS, FOREIGN_OWNER_TRAITS, FUNCTION_TRAIT_PREFIXES, INVENTORY_FIELDS, MANAGED_TRAIT_PREFIXES, OWNER_TRAIT,
     STANDARD_RESOURCE_CLASSES, STANDARD_TRAITS, PlacementInputError, check_resource_class, check_trait, inventory,
-    is_drained, is_function_trait, is_managed_trait, keep_drain, legacy_provider_name, owner_of, provider_name,
+    is_drained, is_function_trait, is_managed_trait, hold_consumer, keep_drain, legacy_provider_name, owner_of,
+    provider_name,
     provider_uuid,
     same_inventories)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import safe_trait  # noqa: F401
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (  # noqa: F401
     GenerationCache, TreeState, default_cache_path, find_root, read_providers, short_name)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.tree import (  # noqa: F401
-    ACTIONS, Converger, by_host, converge, merge_traits, named_after_root, plan_host, required_custom_names)
+    ACTIONS, Converger, by_host, converge, is_reported_elsewhere, merge_traits, named_after_root, plan_host, put_hold,
+    read_hold, release_hold, required_custom_names)

@@ -242,6 +242,32 @@ def required_custom_names(actions):
     return traits, rcs
 
 
+# -- drain holds (units Nova or Cyborg reports) -------------------------------------------------------------------
+def is_reported_elsewhere(client, uuid):
+    """Whether Nova or Cyborg reports the provider (it is drained by a hold, not by ``reserved``)."""
+    listed = client.get("/resource_providers/" + uuid)
+    traits = client.get("/resource_providers/%s/traits" % uuid)["traits"]
+    return any(reported_by(listed, traits, rep) for rep in ("nova", "cyborg"))
+
+
+def read_hold(client, uuid):
+    """``{resources, consumer_generation}`` of the provider's hold (empty resources when there is none)."""
+    cur = client.get("/allocations/" + hold_consumer(uuid))
+    return {"resources": ((cur.get("allocations") or {}).get(uuid) or {}).get("resources") or {},
+            "consumer_generation": cur.get("consumer_generation")}
+
+
+def put_hold(client, uuid, resources, consumer_generation=None):
+    """Allocate ``resources`` of the provider to its hold consumer (Placement refuses what does not fit: 409)."""
+    body = {"allocations": {uuid: {"resources": resources}}, "project_id": HOLD_PROJECT, "user_id": HOLD_PROJECT,
+            "consumer_generation": consumer_generation, "consumer_type": HOLD_CONSUMER_TYPE}
+    client.call("PUT", "/allocations/" + hold_consumer(uuid), body, ok=(204,))
+
+
+def release_hold(client, uuid):
+    client.call("DELETE", "/allocations/" + hold_consumer(uuid), ok=(204, 404))
+
+
 # -- applying ----------------------------------------------------------------------------------------------
 class Converger(object):
     """Applies a plan. ``before_write`` (tests) is called with (action, what) right before each provider
@@ -386,13 +412,12 @@ class Converger(object):
         its hold consumer, or release that allocation. Returns the units held after the run, by resource class
         (empty when none), and sets ``hold_changed``."""
         u = action["uuid"]
-        consumer = hold_consumer(u)
-        cur = self.client.get("/allocations/" + consumer)
-        mine = ((cur.get("allocations") or {}).get(u) or {}).get("resources") or {}
+        cur = read_hold(self.client, u)
+        mine = cur["resources"]
         if action["hold"] == "release":
             action["hold_changed"] = bool(mine)
             if mine and not check_mode:
-                self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+                release_hold(self.client, u)
             return {}
         invs = self.client.get("/resource_providers/%s/inventories" % u)["inventories"]
         used = self.client.get("/resource_providers/%s/usages" % u)["usages"]
@@ -406,11 +431,9 @@ class Converger(object):
         if not action["hold_changed"] or check_mode:
             return want
         if not want:
-            self.client.call("DELETE", "/allocations/" + consumer, ok=(204, 404))
+            release_hold(self.client, u)
             return {}
-        body = {"allocations": {u: {"resources": want}}, "project_id": HOLD_PROJECT, "user_id": HOLD_PROJECT,
-                "consumer_generation": cur.get("consumer_generation"), "consumer_type": HOLD_CONSUMER_TYPE}
-        self.client.call("PUT", "/allocations/" + consumer, body, ok=(204,))
+        put_hold(self.client, u, want, cur["consumer_generation"])
         return want
 
     def apply(self, action, extra_traits=()):

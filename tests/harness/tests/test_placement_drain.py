@@ -145,3 +145,22 @@ def test_numbers_out_of_range_are_refused_naming_the_option(env, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["failed"] and out["msg"].startswith("conflict_retries: must be ") and "between 0 and 100" in out["msg"]
     assert env.inventories(u)["FPGA"]["reserved"] == 0
+
+
+def test_a_provider_nova_reports_is_drained_by_a_hold_that_its_inventory_rewrite_cannot_undo(env, capsys):
+    root = env.provider_by_name("cn1")["uuid"]
+    nova = env.create_provider("cn1_0000:D8:00.0", parent=root)["uuid"]
+    env.set_traits(nova, ["OWNER_NOVA"])
+    env.set_inventories(nova, {"SRIOV_NET_VF": {"total": 4, "max_unit": 4}})
+    r = run(env, capsys, [{"uuid": nova, "name": "nic", "card": "cn1 d8"}])
+    assert r["changed"] and r["drained"] == ["nic"] and r["providers"][0]["held"] == {"SRIOV_NET_VF": 4}
+    assert env.inventories(nova)["SRIOV_NET_VF"]["reserved"] == 0       # Nova's inventory is left to Nova
+    # Nova's periodic update writes its inventory again: nothing can be allocated still
+    env.set_inventories(nova, {"SRIOV_NET_VF": {"total": 4, "max_unit": 4, "reserved": 0}})
+    with pytest.raises(Exception, match="HTTP 409"):
+        env.allocate(CONSUMER, {nova: {"SRIOV_NET_VF": 1}})
+    again = run(env, capsys, [{"uuid": nova, "name": "nic"}])
+    assert not again["changed"] and "held" in again["providers"][0]["reason"]
+    rel = run(env, capsys, [{"uuid": nova, "name": "nic"}], state="released")
+    assert rel["changed"] and rel["providers"][0]["action"] == "released"
+    env.allocate(CONSUMER, {nova: {"SRIOV_NET_VF": 1}})

@@ -13,26 +13,14 @@ import pytest
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _novaconf as nc  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
 NODE = "compute-01.example.org"
 SHA = "ab" * 32
 GZIP = "d8424dc4-a4a9-3c84-9c1a-d7c6d7b3c2a7"
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """lab-all with the L40's VFs enabled and 4 of them typed NVIDIA L40-8Q, and 4 VFs on the first X710 port."""
-    root = str(tmp_path_factory.mktemp("novaexp") / "lab-all")
-    h = accelsim.render_tree("lab-all", root)
-    rc, _out, err = h.tool("sriov-manage", "-e", "0000:3b:00.0")
-    assert rc == 0, err
-    with h.transaction() as k:
-        for vf in k.vfs("0000:3b:00.0")[:4]:
-            k.set_vgpu_type(vf, "1145")
-        k.set_numvfs("0000:d8:00.0", "4")
-    return discover(Sysfs(root=root))
+# the programmed demo lab (the L40's VFs typed NVIDIA L40-8Q, 4 VFs on the first X710 port), as test_novaconf has it
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.module_utils.test_novaconf import lab  # noqa: E402,F401 pylint: disable=unused-import
 
 
 FUNCTIONS = [

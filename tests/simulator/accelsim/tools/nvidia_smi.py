@@ -166,6 +166,20 @@ def _select(host, found, select):
     return [(i, b) for i, b in indexed if select in (str(i), host.static(b)["gpu"]["uuid"], _bus_id(b), b)]
 
 
+def _selected_gpus(host, select):
+    """``(found, indexed, None)``, or ``(None, None, exit status)`` after nvidia-smi's own message when the driver
+    shows no GPU or ``-i`` names none of them."""
+    found = gpus(host)
+    if not found:
+        sys.stdout.write(NO_DRIVER)
+        return None, None, 9
+    indexed = _select(host, found, select)
+    if select is not None and not indexed:
+        sys.stdout.write("No devices were found\n")
+        return None, None, NOT_FOUND
+    return found, indexed, None
+
+
 MIG_USAGE = "Invalid combination of input arguments. Please run 'nvidia-smi mig -h' for help.\n"
 OTHER_ERROR = 255  # nvidia-smi's "Other error or internal driver error occurred" (In use, Insufficient Resources)
 
@@ -217,14 +231,9 @@ def mig_main(store, args):
         sys.stdout.write(MIG_USAGE)
         return 2
     host = store_host(store)
-    found = gpus(host)
-    if not found:
-        sys.stdout.write(NO_DRIVER)
-        return 9
-    indexed = _select(host, found, select)
-    if select is not None and not indexed:
-        sys.stdout.write("No devices were found\n")
-        return NOT_FOUND
+    found, indexed, rc = _selected_gpus(host, select)
+    if rc is not None:
+        return rc
     enabled = [(i, b) for i, b in indexed if (_mig(host, b) or {}).get("mode") == "Enabled"]
     if not enabled:
         sys.stdout.write("No MIG-enabled devices found.\n")
@@ -351,14 +360,9 @@ def mig_mode(store, select, value):
     enable = value == "1"
     word = "enable" if enable else "disable"
     with store.transaction() as host:
-        found = gpus(host)
-        if not found:
-            sys.stdout.write(NO_DRIVER)
-            return 9
-        indexed = _select(host, found, select)
-        if select is not None and not indexed:
-            sys.stdout.write("No devices were found\n")
-            return NOT_FOUND
+        found, indexed, rc = _selected_gpus(host, select)
+        if rc is not None:
+            return rc
         out = []
         rc = 0
         for i, b in indexed:
@@ -496,16 +500,9 @@ def main(store, args):
             return 2
         return mig_mode(store, select, mig_value)
     host = store_host(store)
-    found = gpus(host)
-    if not found:
-        sys.stdout.write(NO_DRIVER)
-        return 9
-    indexed = list(enumerate(found))
-    if select is not None:
-        indexed = [(i, b) for i, b in indexed if select in (str(i), host.static(b)["gpu"]["uuid"], _bus_id(b), b)]
-        if not indexed:
-            sys.stdout.write("No devices were found\n")
-            return 6
+    found, indexed, rc = _selected_gpus(host, select)
+    if rc is not None:
+        return rc
     if listing:
         for i, bdf in indexed:
             g = host.static(bdf)["gpu"]

@@ -47,7 +47,8 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                       drain=None, extra_traits=(), keep_drained=False, undrain=None, reporter="accelops",
                       reporters=None):
     """The providers one host should have: a list of dicts ``{name, uuid, address, resource_class,
-    inventories, traits, note, keep_drained, reporter, mdev, legacy_name}`` (``inventories`` empty when the unit
+    inventories, traits, note, keep_drained, reporter, mdev, named, hold, release, device, mdev_capable, legacy_name,
+    cyborg_name}`` (``inventories`` empty when the unit
     cannot be scheduled; ``keep_drained``: a provider Placement has drained at write time stays drained, see
     :func:`keep_drain`). ``reporter``/``reporters`` (by unit or card address) say who reports each unit: this
     collection (``accelops``: its own providers) or Nova or Cyborg (their providers, named their way: the
@@ -77,7 +78,8 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
             continue
         for unit_addr, rc, total, traits, note in ss:
             rep = _reporter_of(reporters, reporter, unit_addr, rec["address"])
-            mdev = rep == "nova" and rc == "VGPU" and bool((rec.get("gpu") or {}).get("mdev_types"))
+            mdev_capable = bool((rec.get("gpu") or {}).get("mdev_types"))
+            mdev = rep == "nova" and rc == "VGPU" and mdev_capable
             # Nova reports a PCI device on the provider of its PF (or of itself when it has none)
             named = unit_addr if rep != "nova" or mdev else (rec.get("physfn") or rec["address"])
             name = provider_name(cyborg_prefix if rep == "cyborg" else prefix, named, rep, mdev=mdev)
@@ -105,11 +107,11 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                         "inventories": invs, "traits": sorted(set(traits)), "note": note, "host": host,
                         "keep_drained": keep, "reporter": rep, "mdev": mdev, "named": named,
                         # a unit Nova or Cyborg reports is drained by an allocation that holds its free units
-                        # (they rewrite their inventories, reserved included); see tree.hold_consumer
+                        # (they rewrite their inventories, reserved included); see model.hold_consumer
                         "hold": rep != "accelops" and _listed_in(drain, unit_addr, rec["address"], name),
                         "release": rep != "accelops" and _listed_in(undrain, unit_addr, rec["address"], name),
                         "device": rec.get("physfn") or rec["address"],
-                        "mdev_capable": bool((rec.get("gpu") or {}).get("mdev_types")),
+                        "mdev_capable": mdev_capable,
                         "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None,
                         "cyborg_name": provider_name(cyborg_prefix, unit_addr, "cyborg")})
     names = [p["name"] for p in out]

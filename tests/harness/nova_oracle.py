@@ -34,8 +34,10 @@ mdev_supported_types with availableInstances; mdev devices ``mdev_<uuid with _>_
 since libvirt 7.7), reading the same /sys.
 """
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -188,7 +190,10 @@ def oracle(req):
         conf = nova.conf.CONF
 
         stage = "config"
-        work = _STATE.setdefault("work", tempfile.mkdtemp(prefix="nova-oracle-"))
+        if "work" not in _STATE:
+            _STATE["work"] = tempfile.mkdtemp(prefix="nova-oracle-")
+            atexit.register(shutil.rmtree, _STATE["work"], True)
+        work = _STATE["work"]
         path = os.path.join(work, "nova.conf")
         with open(path, "w") as f:
             f.write(req["nova_conf"])

@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+
 import pytest
 
 from ansible.module_utils import basic
@@ -39,7 +42,14 @@ def run_module(main, args, check=False, diff=False):
     a = dict(args)
     a["_ansible_check_mode"] = check
     a["_ansible_diff"] = diff
-    with patch_module_args(a):
-        with pytest.raises(Exit) as e:
-            main()
+    # the module's temporary directory goes under one removed here: ansible-test runs each test in a forked
+    # process that ends without running the atexit hook that would remove it
+    remote_tmp = tempfile.mkdtemp(prefix="accelops-modrunner-")
+    a["_ansible_remote_tmp"] = remote_tmp
+    try:
+        with patch_module_args(a):
+            with pytest.raises(Exit) as e:
+                main()
+    finally:
+        shutil.rmtree(remote_tmp, ignore_errors=True)
     return e.value

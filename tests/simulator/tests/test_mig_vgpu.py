@@ -132,3 +132,20 @@ def test_disabling_the_vfs_frees_the_gpu_instances(lab):
     rc, _out, err = lab.tool("sriov-manage", "-d", PF)
     assert rc == 0, err
     assert backing(lab) == {7: None}
+
+
+def test_boot_order_follows_after_and_before(tmp_path):
+    from accelsim.boot import boot_order
+
+    def unit(name, text):
+        path = tmp_path / name
+        path.write_text("[Unit]\n" + text + "\n[Service]\nExecStart=/bin/true\n")
+        return (name, str(path))
+    # name order would run a-vgpu first; its After= and z-mig's Before= both put z-mig before it
+    units = [unit("a-vgpu.service", "After=z-mig.service"), unit("m-other.service", ""),
+             unit("z-mig.service", "Before=libvirtd.service")]
+    assert [n for n, _p in boot_order(units)] == ["m-other.service", "z-mig.service", "a-vgpu.service"]
+    units = [unit("a-vgpu.service", ""), unit("z-mig.service", "Before=a-vgpu.service")]
+    assert [n for n, _p in boot_order(units)] == ["z-mig.service", "a-vgpu.service"]
+    cycle = [unit("a.service", "After=b.service"), unit("b.service", "After=a.service")]
+    assert [n for n, _p in boot_order(cycle)] == ["a.service", "b.service"]

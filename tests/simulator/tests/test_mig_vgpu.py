@@ -18,9 +18,13 @@ T_1_10C, T_3_40C, T_7_80C, T_TIME_SLICED = 1100, 1104, 1106, 1113
 
 @pytest.fixture
 def lab(tmp_path):
+    """The lab with its VFs on and its layout destroyed (each test makes the one it needs)."""
     h = render_tree("gpu-mig-vgpu", str(tmp_path / "h"))
     rc, out, err = h.tool("sriov-manage", "-e", PF)
     assert rc == 0, out + err
+    for what in ("-dci", "-dgi"):
+        rc, out, _err = h.tool("nvidia-smi", "mig", what, "-i", "0")
+        assert rc == 0, out
     return h
 
 

@@ -22,10 +22,9 @@ VF0, VF1 = "0000:1b:00.4", "0000:1b:00.5"
 
 @pytest.fixture
 def h100(tmp_path):
-    """The lab with its VFs on and the layout 3g.40gb + 2 x 1g.10gb (GIs 2, 7 and 8)."""
+    """The lab (layout 3g.40gb + 2 x 1g.10gb: GIs 2, 7 and 8) with its VFs on."""
     sim = accelsim.render_tree("gpu-mig-vgpu", str(tmp_path / "h"))
     assert sim.tool("sriov-manage", "-e", PF)[0] == 0
-    assert sim.tool("nvidia-smi", "mig", "-cgi", "3g.40gb,1g.10gb,1g.10gb", "-C")[0] == 0
     return sim
 
 

@@ -50,7 +50,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MAX_INSTANCE_RE
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import mig_vgpu_profile, parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import mig_vgpu_profile, parse_vgpu_supported, parse_vgpu_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
@@ -293,6 +293,8 @@ def plan_vendor(ops, plan, addr, desired, files, module_name, check_mode):
         resolver.learn(vfs)
         tid = resolver.resolve()
     mig = _mig_backing(ops, addr, desired, resolver, tid)
+    if resolver and tid is None:
+        tid = resolver.resolve()  # _mig_backing may have learnt the id from nvidia-smi
     if resolver and tid is None and enabled and not any(v["current"] for v in vfs):
         raise resolver.unknown()
     typed = [v for v in vfs if v["current"]]
@@ -401,6 +403,12 @@ def _mig_backing(ops, addr, desired, resolver, tid):
     if profile is None:
         raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
                                "in MIG mode, where only MIG-backed types run" % (name or desired.type, addr))
+    if tid is None:
+        # the type's id on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists the
+        # type before the VFs are on, nor once every instance of its profile is taken)
+        _rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])])
+        for type_id, type_name in parse_vgpu_supported(out).get(addr, {}).items():
+            resolver.known.setdefault(type_id, type_name)
     instances = sorted(gi["id"] for gi in read_layout(ops, gpu["index"])[0] if gi["name"] == profile)
     if desired.count > len(instances):
         raise ProgrammingError("count: %s has %d GPU instance(s) of profile %s (%s) for vGPU type %s; %d asked (each MIG-backed "

@@ -53,13 +53,14 @@ def test_check_apply_readback_rerun(h100, tmp_path):
     e = _vgpu(h100, tmp_path, check=True, type="NVIDIA H100-1-10C", count=2)
     assert e.kind == "exit" and e.result["changed"], e.result
     plan = [s["description"] for s in e.result["plan"]]
-    assert plan[:3] == ["enable the VFs of %s (sriov-manage -e)" % PF, "set vGPU type NVIDIA H100-1-10C on VF 0000:1b:00.4",
-                        "set vGPU type NVIDIA H100-1-10C on VF 0000:1b:00.5"]
+    assert plan[:3] == ["enable the VFs of %s (sriov-manage -e)" % PF, "set vGPU type 1100 on VF 0000:1b:00.4",
+                        "set vGPU type 1100 on VF 0000:1b:00.5"]
     assert e.result["gpus"][0]["mig_profile"] == "1g.10gb"
     assert h100.state()["vgpu"] == {} and h100.state()["functions"][PF]["numvfs"] == 0, "check mode changes nothing"
     e = _vgpu(h100, tmp_path, type="NVIDIA H100-1-10C", count=2)
     assert e.kind == "exit" and e.result["changed"], e.result
-    assert [s["description"] for s in e.result["plan"]][:3] == plan[:3], "the run is the plan check mode showed"
+    assert [s["description"] for s in e.result["plan"]] == plan, "the run is the plan check mode showed, boot unit included"
+    assert any("accelops-vgpu-0000_1b_00_0.service" in d for d in plan), "the type id came from nvidia-smi in check mode"
     assert _backing(h100) == {2: None, 7: "0000:1b:00.4", 8: "0000:1b:00.5"}
     assert e.result["gpus"][0]["vgpus"] == ["0000:1b:00.4", "0000:1b:00.5"] and e.result["gpus"][0]["type"] == "1100"
     again = _vgpu(h100, tmp_path, type="NVIDIA H100-1-10C", count=2)

@@ -119,8 +119,8 @@ def test_reboot_brings_back_the_layout_then_the_vgpus(h100, tmp_path):
     assert run_module(vgpu.main, {"root": h100.root, "addresses": [PF], "type": "NVIDIA H100-1-10C", "count": 2}).kind == "exit"
     before = _backing(h100)
     ran = h100.reboot()
-    assert [(u["unit"], u["rc"]) for u in ran] == [("accelops-mig-0000_1b_00_0.service", 0),
-                                                    ("accelops-vgpu-0000_1b_00_0.service", 0)], ran
+    assert [(u["unit"], u["rc"]) for u in ran] == [
+        ("accelops-mig-0000_1b_00_0.service", 0), ("accelops-vgpu-0000_1b_00_0.service", 0)], ran
     assert _backing(h100) == before
     again = run_module(vgpu.main, {"root": h100.root, "addresses": [PF], "type": "NVIDIA H100-1-10C", "count": 2})
     assert again.result["changed"] is False, again.result["plan"]

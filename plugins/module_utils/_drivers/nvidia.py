@@ -235,22 +235,30 @@ def _mig_in_use(ctx, addr, entry):
     entry["gpu_in_use_by"] = list(by_path.get("/dev/nvidia%d" % minor, ())) if by_path else []
 
 
-def parse_vgpu_supported(text):
-    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
-    out = {}
-    names = None
-    tid = None
+def _smi_fields(text):
+    """``(GPU address, field, value)`` for each ``Field : value`` line of ``nvidia-smi vgpu`` output under the
+    ``GPU <bus id>`` line it follows, and ``(GPU address, None, None)`` at each such line."""
+    gpu = None
     for line in (text or "").splitlines():
         m = _SMI_GPU_LINE.match(line.strip())
         if m:
-            names = out.setdefault(normalize_address(m.group(1)) or m.group(1).lower(), {})
-            tid = None
+            gpu = normalize_address(m.group(1)) or m.group(1).lower()
+            yield gpu, None, None
             continue
         m = _SMI_FIELD.match(line)
-        if not m or names is None:
-            continue
-        key, value = m.group(1), m.group(2)
-        if key == "vGPU Type ID":
+        if m and gpu is not None:
+            yield gpu, m.group(1), m.group(2)
+
+
+def parse_vgpu_supported(text):
+    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
+    out = {}
+    tid = None
+    for gpu, key, value in _smi_fields(text):
+        names = out.setdefault(gpu, {})
+        if key is None:
+            tid = None
+        elif key == "vGPU Type ID":
             try:
                 tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
             except ValueError:
@@ -260,24 +268,30 @@ def parse_vgpu_supported(text):
     return out
 
 
-def smi_vgpu_names(ctx):
-    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (run at most once per discovery, and only
-    when asked: when a type id could not be named from sysfs); {} without nvidia-smi."""
-    cache = ctx.cache.get("nvidia_vgpu_s")
+def _smi_once(ctx, key, args, parse):
+    """``nvidia-smi <args>`` parsed with ``parse``, run at most once per discovery (kept in ``ctx.cache[key]``); {}
+    without nvidia-smi, or when it fails (then a warning says why)."""
+    cache = ctx.cache.get(key)
     if cache is not None:
         return cache
-    ctx.cache["nvidia_vgpu_s"] = names = {}
+    ctx.cache[key] = found = {}
     if not ctx.nvidia_smi_enabled:
-        return names
-    res = ctx.run_tool("nvidia-smi", ["vgpu", "-s", "-v"])
+        return found
+    res = ctx.run_tool("nvidia-smi", args)
     if res is None:
-        return names
+        return found
     rc, out, err = res
     if rc != 0:
-        ctx.warn("nvidia-smi vgpu -s -v failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
-        return names
-    names.update(parse_vgpu_supported(out))
-    return names
+        ctx.warn("nvidia-smi %s failed (rc %s): %s" % (" ".join(args), rc, (err or out).strip()[:200]))
+        return found
+    found.update(parse(out))
+    return found
+
+
+def smi_vgpu_names(ctx):
+    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (only when asked: when a type id could not be named
+    from sysfs)."""
+    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported)
 
 
 def parse_vgpu_query(text):
@@ -286,18 +300,11 @@ def parse_vgpu_query(text):
     the ``Bus Id`` of its ``PCI`` section, a vendor-specific VFIO vGPU's VF)."""
     out = {}
     cur = None
-    vgpus = None
-    for line in (text or "").splitlines():
-        m = _SMI_GPU_LINE.match(line.strip())
-        if m and not line.startswith(" "):
-            vgpus = out.setdefault(normalize_address(m.group(1)) or m.group(1).lower(), [])
+    for gpu, key, value in _smi_fields(text):
+        vgpus = out.setdefault(gpu, [])
+        if key is None:
             cur = None
-            continue
-        m = _SMI_FIELD.match(line)
-        if not m or vgpus is None:
-            continue
-        key, value = m.group(1), m.group(2)
-        if key == "vGPU ID":
+        elif key == "vGPU ID":
             cur = {"type_id": None, "name": None, "gpu_instance_id": None, "address": None}
             vgpus.append(cur)
         elif cur is None:
@@ -314,21 +321,9 @@ def parse_vgpu_query(text):
 
 
 def smi_vgpus(ctx):
-    """The vGPUs ``nvidia-smi vgpu -q`` lists, per GPU (run at most once per discovery, only for a GPU in MIG mode
-    with typed VFs: which GPU instance a MIG-backed vGPU holds is not in sysfs); {} without nvidia-smi."""
-    cache = ctx.cache.get("nvidia_vgpu_q")
-    if cache is not None:
-        return cache
-    ctx.cache["nvidia_vgpu_q"] = found = {}
-    res = ctx.run_tool("nvidia-smi", ["vgpu", "-q"])
-    if res is None:
-        return found
-    rc, out, err = res
-    if rc != 0:
-        ctx.warn("nvidia-smi vgpu -q failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
-        return found
-    found.update(parse_vgpu_query(out))
-    return found
+    """The vGPUs ``nvidia-smi vgpu -q`` lists, per GPU (only for a GPU in MIG mode with typed VFs: which GPU instance
+    a MIG-backed vGPU holds is not in sysfs)."""
+    return _smi_once(ctx, "nvidia_vgpu_q", ["vgpu", "-q"], parse_vgpu_query)
 
 
 def mig_vgpu_profile(name):

@@ -13,7 +13,7 @@ import pytest
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
-from accelsim.testing import require_fuse  # noqa: E402  pylint: disable=wrong-import-position
+from accelsim.testing import mounts  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.accelops.lifecycle.plugins.modules import nvidia_mig, vgpu  # noqa: E402
 
@@ -21,17 +21,12 @@ PF = "0000:1b:00.0"
 UNITS = "persist/etc/systemd/system/"
 
 
-@pytest.fixture(autouse=True)
-def _no_exit(monkeypatch):
-    require_fuse()
-    patch_exits(monkeypatch)
-
-
 @pytest.fixture
-def h100(tmp_path):
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    with accelsim.mount("gpu-mig-vgpu", str(mnt), state_dir=str(tmp_path / "state")) as h:
+def h100(tmp_path, monkeypatch):
+    """The lab on a FUSE mount (skipped without FUSE, failed in CI), its layout's boot unit written."""
+    patch_exits(monkeypatch)
+    with mounts(tmp_path) as make:
+        h = make("gpu-mig-vgpu")
         e = run_module(nvidia_mig.main, {"root": h.root, "address": PF, "layout": "3g.40gb + 2 x 1g.10gb",
                                          "persist_root": str(tmp_path / "persist")})
         assert e.kind == "exit", e.result
@@ -94,15 +89,11 @@ def test_no_free_instance_once_a_vgpu_holds_it(h100, tmp_path):
     assert _backing(h100)[2] == "0000:1b:00.4", "the vGPU that was there stays"
 
 
-def test_mig_backed_type_on_a_gpu_not_in_mig_mode(tmp_path):
-    require_fuse()
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    with accelsim.mount("gpu-mig-vgpu", str(mnt), state_dir=str(tmp_path / "state")) as h:
-        assert run_module(nvidia_mig.main, {"root": h.root, "address": PF, "mode": "disabled"}).kind == "exit"
-        e = _vgpu(h, tmp_path, type="NVIDIA H100-1-10C", count=1)
-        assert e.kind == "fail" and "is not in MIG mode (mig.mode.current Disabled)" in e.result["msg"], e.result
-        assert e.result["msg"].startswith("type: ")
+def test_mig_backed_type_on_a_gpu_not_in_mig_mode(h100, tmp_path):
+    assert run_module(nvidia_mig.main, {"root": h100.root, "address": PF, "mode": "disabled"}).kind == "exit"
+    e = _vgpu(h100, tmp_path, type="NVIDIA H100-1-10C", count=1)
+    assert e.kind == "fail" and "is not in MIG mode (mig.mode.current Disabled)" in e.result["msg"], e.result
+    assert e.result["msg"].startswith("type: ")
 
 
 def test_kernel_refusal_rolls_back_and_frees_the_instances(h100, tmp_path):

@@ -326,6 +326,19 @@ def smi_vgpus(ctx):
     return _smi_once(ctx, "nvidia_vgpu_q", ["vgpu", "-q"], parse_vgpu_query)
 
 
+def vgpu_gi_evidence(vgpus):
+    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (its :func:`parse_vgpu_query` entries): each GI holding a
+    vGPU is in use by it (``{kind: vgpu, name: <VF address>}``). What a layout change must not destroy."""
+    out = {}
+    for v in vgpus:
+        if v["gpu_instance_id"] is not None:
+            out.setdefault(v["gpu_instance_id"], []).append({
+                "kind": "vgpu", "name": v["address"], "pid": None,
+                "evidence": "vGPU %s on VF %s (nvidia-smi vgpu -q: GPU Instance ID %d)"
+                            % (v["name"] or v["type_id"], v["address"], v["gpu_instance_id"])})
+    return out
+
+
 def mig_vgpu_profile(name):
     """The GI profile a MIG-backed vGPU type runs on, from its name (``NVIDIA H100-3-40C`` -> ``3g.40gb``,
     ``...-1-10CME`` -> ``1g.10gb+me``); None for a time-sliced type."""
@@ -342,6 +355,7 @@ def _mig_vgpus(ctx, pf, gpu, mig):
     type; evidence: the vGPU, and a domain or process that has the VF)."""
     smi = smi_vgpus(ctx).get(pf.address, []) if any(v["current_type"] for v in gpu["vgpu_vfs"]) else []
     gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
+    held_by = vgpu_gi_evidence(smi)
     by_id = dict((gi["id"], gi) for gi in mig["gpu_instances"])
     for gi in mig["gpu_instances"]:
         gi["vgpu"] = None
@@ -358,8 +372,7 @@ def _mig_vgpus(ctx, pf, gpu, mig):
             continue
         gi["vgpu"] = {"address": v["address"], "type": t}
         gi["in_use"] = True
-        ev = [{"kind": "vgpu", "name": v["address"], "pid": None,
-               "evidence": "vGPU %s on VF %s (nvidia-smi vgpu -q: GPU Instance ID %d)" % (t["name"] or t["id"], v["address"], gid)}]
+        ev = list(held_by.get(gid, ()))
         vf = ctx.scan.get(v["address"])
         if ctx.inuse is not None and vf is not None:
             ev += ctx.inuse.lookup(address=v["address"], iommu_group=vf.identity().get("iommu_group"))

@@ -102,5 +102,9 @@ def test_parse_vgpu_query_and_profiles():
     assert nvidia.parse_vgpu_query(text) == {PF: [
         {"type_id": "1100", "name": "NVIDIA H100-1-10C", "gpu_instance_id": 7, "address": VF0},
         {"type_id": "1112", "name": "NVIDIA H100-8C", "gpu_instance_id": None, "address": None}]}
+    # the time-sliced vGPU holds no instance
+    assert nvidia.vgpu_gi_evidence(nvidia.parse_vgpu_query(text)[PF]) == {7: [{
+        "kind": "vgpu", "name": VF0, "pid": None,
+        "evidence": "vGPU NVIDIA H100-1-10C on VF %s (nvidia-smi vgpu -q: GPU Instance ID 7)" % VF0}]}
     assert [nvidia.mig_vgpu_profile(n) for n in ("NVIDIA A100-1-5C", "NVIDIA H100-1-10CME", "NVIDIA H100-7-80C",
                                                  "NVIDIA H100-80C", None)] == ["1g.5gb", "1g.10gb+me", "7g.80gb", None, None]

@@ -402,12 +402,13 @@ def _mig_backing(ops, addr, desired, resolver, tid):
                                "be told; give the type's name (as NVIDIA H100-1-10C)" % (addr, desired.type))
     if profile is None:
         raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
-                               "in MIG mode, where only MIG-backed types run" % (name or desired.type, addr))
+                               "in MIG mode, where only MIG-backed types run" % (name, addr))
     if tid is None:
         # the type's id on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists the
-        # type before the VFs are on, nor once every instance of its profile is taken)
-        _rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])])
-        for type_id, type_name in parse_vgpu_supported(out).get(addr, {}).items():
+        # type before the VFs are on, nor once every instance of its profile is taken); where it fails, the id is
+        # learnt from the VFs while running, as on other cards
+        rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])], check=False)
+        for type_id, type_name in parse_vgpu_supported(out if rc == 0 else "").get(addr, {}).items():
             resolver.known.setdefault(type_id, type_name)
     instances = sorted(gi["id"] for gi in read_layout(ops, gpu["index"])[0] if gi["name"] == profile)
     if desired.count > len(instances):

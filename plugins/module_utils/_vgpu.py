@@ -397,19 +397,21 @@ def _mig_backing(ops, addr, desired, resolver, tid):
         raise ProgrammingError("type: %s is a MIG-backed vGPU type (it runs on a %s GPU instance) and %s is not in MIG mode "
                                "(mig.mode.current %s): set its MIG mode and layout with nvidia_mig first"
                                % (name, profile, addr, gpu["mode_current"] or "N/A"))
-    if name is None:
-        raise ProgrammingError("type: %s is in MIG mode and no VF of it lists vGPU type %s, so whether it is MIG-backed cannot "
-                               "be told; give the type's name (as NVIDIA H100-1-10C)" % (addr, desired.type))
-    if profile is None:
-        raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
-                               "in MIG mode, where only MIG-backed types run" % (name, addr))
-    if tid is None:
-        # the type's id on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists the
-        # type before the VFs are on, nor once every instance of its profile is taken); where it fails, the id is
+    if tid is None or name is None:
+        # the type's id and name on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists
+        # the type before the VFs are on, nor once every instance of its profile is taken); where it fails, the id is
         # learnt from the VFs while running, as on other cards
         rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])], check=False)
         for type_id, type_name in parse_vgpu_supported(out if rc == 0 else "").get(addr, {}).items():
             resolver.known.setdefault(type_id, type_name)
+        name = resolver.known.get(resolver.resolve()) or name
+        profile = mig_vgpu_profile(name)
+    if name is None:
+        raise ProgrammingError("type: %s is in MIG mode and neither its VFs nor nvidia-smi name vGPU type %s, so whether it is "
+                               "MIG-backed cannot be told; give the type's name (as NVIDIA H100-1-10C)" % (addr, desired.type))
+    if profile is None:
+        raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
+                               "in MIG mode, where only MIG-backed types run" % (name, addr))
     instances = sorted(gi["id"] for gi in read_layout(ops, gpu["index"])[0] if gi["name"] == profile)
     if desired.count > len(instances):
         raise ProgrammingError("count: %s has %d GPU instance(s) of profile %s (%s) for vGPU type %s; %d asked (each MIG-backed "

@@ -75,6 +75,9 @@ def test_check_apply_readback_rerun(h100, tmp_path):
      "count: %s has 2 GPU instance(s) of profile 1g.10gb (GI 7, GI 8) for vGPU type NVIDIA H100-1-10C; 3 asked" % PF),
     ({"type": "NVIDIA H100-2-20C", "count": 1}, "count: %s has 0 GPU instance(s) of profile 2g.20gb (none)" % PF),
     ({"type": "NVIDIA H100-10C", "count": 1}, "type: NVIDIA H100-10C is not a MIG-backed vGPU type"),
+    # an id no VF lists (the VFs are off): nvidia-smi vgpu -s names it H100-7-80C, whose 7g.80gb has no instance
+    ({"type": "1106", "count": 1}, "count: %s has 0 GPU instance(s) of profile 7g.80gb (none) for vGPU type NVIDIA H100-7-80C" % PF),
+    ({"type": "9999", "count": 1}, "type: %s is in MIG mode and neither its VFs nor nvidia-smi name vGPU type 9999" % PF),
 ])
 def test_refused_before_anything_changes(h100, tmp_path, kw, needle):
     e = _vgpu(h100, tmp_path, **kw)

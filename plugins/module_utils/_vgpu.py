@@ -12,6 +12,13 @@
   per-card type id, resolved from the type name with the VFs' ``creatable_vgpu_types``. A VF's identity is its
   address; VFs that already have the type are kept, more are taken from the lowest free index.
 
+MIG-backed vGPU (vendor_vfio on a GPU in MIG mode, NVIDIA Virtual GPU Software User Guide, "Configuring a GPU for
+MIG-Backed vGPUs"): a type named ``<card>-<slices>-<GB>C`` runs on a GPU instance of profile ``<slices>g.<GB>gb``
+(``CME``: ``+me``), and setting it on a VF takes one free instance of that profile. The plan reads the layout with
+nvidia-smi (``mig -lgi``) and refuses a count above the instances of the profile, a MIG-backed type on a GPU not in
+MIG mode and a time-sliced type on one in MIG mode; the boot unit starts after the MIG layout's
+(``accelops-mig-<address>.service``), which makes the instances.
+
 Time-sliced cards run one type per physical GPU: changing a card's type removes every vGPU of it first (a
 whole-card change, refused while any of them is in use). vGPUs on the card that the declaration does not name
 (other UUIDs, extra VFs) are orphans and are removed.
@@ -26,7 +33,8 @@ import os
 import socket
 import uuid as uuidlib
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
+from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import SMI, find_gpu, read_layout
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
@@ -42,7 +50,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MAX_INSTANCE_RE
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import mig_vgpu_profile, parse_vgpu_supported, parse_vgpu_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
@@ -284,8 +292,11 @@ def plan_vendor(ops, plan, addr, desired, files, module_name, check_mode):
     if resolver:
         resolver.learn(vfs)
         tid = resolver.resolve()
-        if tid is None and enabled and not any(v["current"] for v in vfs):
-            raise resolver.unknown()
+    mig = _mig_backing(ops, addr, desired, resolver, tid)
+    if resolver and tid is None:
+        tid = resolver.resolve()  # _mig_backing may have learnt the id from nvidia-smi
+    if resolver and tid is None and enabled and not any(v["current"] for v in vfs):
+        raise resolver.unknown()
     typed = [v for v in vfs if v["current"]]
     other = sorted(set(v["current"] for v in typed if tid is None or v["current"] != tid))
     if resolver and tid is None and not other and enabled:
@@ -293,7 +304,8 @@ def plan_vendor(ops, plan, addr, desired, files, module_name, check_mode):
     keep = [v for v in typed if tid is not None and v["current"] == tid][:count]
     keep_set = set(v["address"] for v in keep)
     clear = [v for v in typed if v["address"] not in keep_set]
-    whole_card = bool(count and other)
+    # MIG-backed vGPUs each hold a GPU instance of their own: changing the type is no whole-card change
+    whole_card = bool(count and other) and mig is None
     for v in clear:
         ev = blocking(ops.evidence(address=v["address"], group=ops.group_of(v["address"])), desired.force)
         if ev:
@@ -341,12 +353,72 @@ def plan_vendor(ops, plan, addr, desired, files, module_name, check_mode):
         if count and desired.persistent:
             body = _vendor_boot_lines(ops, pf, base, [v["address"] for v in keep + add], tid)
         if body is not None or not count:
-            files.unit_steps(plan, ops.wrap, module_name, "vgpu", addr, "accelops.lifecycle: vGPUs of %s" % addr, body)
+            _vendor_unit_steps(ops, files, plan, module_name, addr, body, mig)
     if resolver:
         resolver.save()
-    return {"address": addr, "backend": "vendor_vfio", "type": tid, "type_name": desired.type if not ("%s" % desired.type).isdigit() else None,
+    card = {"address": addr, "backend": "vendor_vfio", "type": tid, "type_name": desired.type if not ("%s" % desired.type).isdigit() else None,
             "vgpus": sorted(v["address"] for v in keep + add), "removed": [v["address"] for v in clear], "whole_card_change": whole_card,
-            "_resolver": resolver, "_state": state}
+            "_resolver": resolver, "_state": state, "_mig": mig}
+    if mig is not None:
+        card["mig_profile"] = mig["profile"]
+    return card
+
+
+def _vendor_unit_steps(ops, files, plan, module_name, addr, body, mig):
+    """The vGPU boot unit of a card; for MIG-backed vGPUs ordered after the unit that makes the MIG layout."""
+    after = (unit_basename("mig", addr) + ".service",) if mig is not None else ()
+    files.unit_steps(plan, ops.wrap, module_name, "vgpu", addr, "accelops.lifecycle: vGPUs of %s" % addr, body, after=after)
+
+
+def _mig_backing(ops, addr, desired, resolver, tid):
+    """For a GPU in MIG mode or a MIG-backed type: ``{profile, index, instances}`` (the GPU instances of the profile
+    the type runs on), after refusing what cannot run: a MIG-backed type on a GPU not in MIG mode, a time-sliced type
+    on one in MIG mode, more vGPUs than instances of the profile. None for a time-sliced type where nvidia-smi cannot
+    tell (not installed: as before MIG) or the GPU is not in MIG mode."""
+    if not desired.count:
+        return None
+    name = resolver.known.get(tid) if tid is not None else None
+    name = name or ("%s" % desired.type if not ("%s" % desired.type).strip().isdigit() else None)
+    profile = mig_vgpu_profile(name)
+    if profile is None and not (ops.can_run() and ops.find_tool(SMI)):
+        return None
+    if not ops.find_tool(SMI):
+        raise ProgrammingError("type: %s is a MIG-backed vGPU type (it runs on a %s GPU instance); nvidia-smi is needed to read "
+                               "the GPU instances of %s and is not installed" % (name, profile, addr))
+    try:
+        gpu = find_gpu(ops, addr)
+    except ProgrammingError:
+        if profile is None:
+            return None  # a time-sliced type where nvidia-smi does not answer for the GPU: as before MIG
+        raise
+    if gpu["mode_current"] != "Enabled":
+        if profile is None:
+            return None
+        raise ProgrammingError("type: %s is a MIG-backed vGPU type (it runs on a %s GPU instance) and %s is not in MIG mode "
+                               "(mig.mode.current %s): set its MIG mode and layout with nvidia_mig first"
+                               % (name, profile, addr, gpu["mode_current"] or "N/A"))
+    if tid is None or name is None:
+        # the type's id and name on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists
+        # the type before the VFs are on, nor once every instance of its profile is taken); where it fails, the id is
+        # learnt from the VFs while running, as on other cards
+        rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])], check=False)
+        for type_id, type_name in parse_vgpu_supported(out if rc == 0 else "").get(addr, {}).items():
+            resolver.known.setdefault(type_id, type_name)
+        name = resolver.known.get(resolver.resolve()) or name
+        profile = mig_vgpu_profile(name)
+    if name is None:
+        raise ProgrammingError("type: %s is in MIG mode and neither its VFs nor nvidia-smi name vGPU type %s, so whether it is "
+                               "MIG-backed cannot be told; give the type's name (as NVIDIA H100-1-10C)" % (addr, desired.type))
+    if profile is None:
+        raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
+                               "in MIG mode, where only MIG-backed types run" % (name, addr))
+    instances = sorted(gi["id"] for gi in read_layout(ops, gpu["index"])[0] if gi["name"] == profile)
+    if desired.count > len(instances):
+        raise ProgrammingError("count: %s has %d GPU instance(s) of profile %s (%s) for vGPU type %s; %d asked (each MIG-backed "
+                               "vGPU holds one instance: add instances to the layout with nvidia_mig)"
+                               % (addr, len(instances), profile, ", ".join("GI %d" % i for i in instances) or "none",
+                                  name, desired.count))
+    return {"profile": profile, "index": gpu["index"], "instances": instances}
 
 
 def _set_type(ops, path, vf, type_id):
@@ -444,7 +516,7 @@ def finish_vendor_persistence(ops, files, cards, module_name, desired, check_mod
         c["type"] = tid
         pf = read_pf(ops.sysfs, c["address"])
         body = _vendor_boot_lines(ops, pf, "%s/%s" % (DEVICES, c["address"]), c["vgpus"], tid)
-        files.unit_steps(plan, ops.wrap, module_name, "vgpu", c["address"], "accelops.lifecycle: vGPUs of %s" % c["address"], body)
+        _vendor_unit_steps(ops, files, plan, module_name, c["address"], body, c["_mig"])
         if c["_resolver"]:
             c["_resolver"].save()
     return plan

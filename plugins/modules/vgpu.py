@@ -24,6 +24,12 @@ description:
     reruns and reboots keep identities.
   - Time-sliced GPUs run one vGPU type per physical GPU. Changing the type of a GPU removes all of its vGPUs
     first (a whole-card change); it is refused, before anything changes, while any of them is in use.
+  - "MIG-backed vGPU (C(vendor_vfio) on an A100, A30 or H100 in MIG mode): a type named C(<card>-<slices>-<GB>C)
+    (V(NVIDIA H100-1-10C), V(NVIDIA A100-3-20C); C(CME) for the C(+me) profiles) runs on a GPU instance of profile
+    C(<slices>g.<GB>gb), and each vGPU holds one such instance. The plan reads the GPU's instances with C(nvidia-smi)
+    and refuses O(count) above the instances of that profile, a MIG-backed type on a GPU not in MIG mode and a
+    time-sliced type on one in MIG mode. Make the layout first with M(accelops.lifecycle.nvidia_mig); the boot unit
+    is ordered after the layout's (C(accelops-mig-ADDRESS.service))."
   - Computes one plan; check mode reports it without running it. A failed step rolls back the steps already
     done, and the result says what was rolled back and what, if anything, is still in effect.
   - With O(persistent), mdevs are defined in mdevctl (C(mdevctl define --auto)) where mdevctl is installed,
@@ -106,7 +112,7 @@ notes:
   - A full vendor-VFIO card lists no creatable types, so the name of its type cannot be read back from sysfs;
     the module remembers the names it has seen per card model in C(/var/lib/accelops/vgpu-types.json) under
     O(persist_root).
-  - Tools (C(mdevctl), C(sriov-manage) in C(/usr/lib/nvidia)) are looked up under O(root).
+  - Tools (C(mdevctl), C(sriov-manage) in C(/usr/lib/nvidia), C(nvidia-smi)) are looked up under O(root).
 seealso:
   - module: accelops.lifecycle.accelerator_info
   - module: accelops.lifecycle.sriov_vfs
@@ -124,6 +130,12 @@ EXAMPLES = r'''
     addresses: ["0000:3b:00.0", "0000:5e:00.0"]
     type: NVIDIA L40-8Q
     count: 6
+
+- name: Two MIG-backed vGPUs on the 1g.10gb instances of an H100 in MIG mode (layout made by nvidia_mig)
+  accelops.lifecycle.vgpu:
+    addresses: ["0000:1b:00.0"]
+    type: NVIDIA H100-1-10C
+    count: 2
 
 - name: Remove every vGPU of a GPU
   accelops.lifecycle.vgpu:
@@ -161,6 +173,10 @@ gpus:
     whole_card_change:
       description: Whether the GPU's type changed (all its vGPUs were removed first).
       type: bool
+    mig_profile:
+      description: For a MIG-backed type, the GPU instance profile each of its vGPUs holds one instance of.
+      type: str
+      returned: for a MIG-backed type
 plan:
   description: The steps of the plan (description, target, before, after, reversible), in order.
   returned: always

@@ -235,22 +235,30 @@ def _mig_in_use(ctx, addr, entry):
     entry["gpu_in_use_by"] = list(by_path.get("/dev/nvidia%d" % minor, ())) if by_path else []
 
 
-def parse_vgpu_supported(text):
-    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
-    out = {}
-    names = None
-    tid = None
+def _smi_fields(text):
+    """``(GPU address, field, value)`` for each ``Field : value`` line of ``nvidia-smi vgpu`` output under the
+    ``GPU <bus id>`` line it follows, and ``(GPU address, None, None)`` at each such line."""
+    gpu = None
     for line in (text or "").splitlines():
         m = _SMI_GPU_LINE.match(line.strip())
         if m:
-            names = out.setdefault(normalize_address(m.group(1)) or m.group(1).lower(), {})
-            tid = None
+            gpu = normalize_address(m.group(1)) or m.group(1).lower()
+            yield gpu, None, None
             continue
         m = _SMI_FIELD.match(line)
-        if not m or names is None:
-            continue
-        key, value = m.group(1), m.group(2)
-        if key == "vGPU Type ID":
+        if m and gpu is not None:
+            yield gpu, m.group(1), m.group(2)
+
+
+def parse_vgpu_supported(text):
+    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
+    out = {}
+    tid = None
+    for gpu, key, value in _smi_fields(text):
+        names = out.setdefault(gpu, {})
+        if key is None:
+            tid = None
+        elif key == "vGPU Type ID":
             try:
                 tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
             except ValueError:
@@ -260,24 +268,145 @@ def parse_vgpu_supported(text):
     return out
 
 
-def smi_vgpu_names(ctx):
-    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (run at most once per discovery, and only
-    when asked: when a type id could not be named from sysfs); {} without nvidia-smi."""
-    cache = ctx.cache.get("nvidia_vgpu_s")
+def _smi_once(ctx, key, args, parse):
+    """``nvidia-smi <args>`` parsed with ``parse``, run at most once per discovery (kept in ``ctx.cache[key]``); {}
+    without nvidia-smi, or when it fails (then a warning says why)."""
+    cache = ctx.cache.get(key)
     if cache is not None:
         return cache
-    ctx.cache["nvidia_vgpu_s"] = names = {}
+    ctx.cache[key] = found = {}
     if not ctx.nvidia_smi_enabled:
-        return names
-    res = ctx.run_tool("nvidia-smi", ["vgpu", "-s", "-v"])
+        return found
+    res = ctx.run_tool("nvidia-smi", args)
     if res is None:
-        return names
+        return found
     rc, out, err = res
     if rc != 0:
-        ctx.warn("nvidia-smi vgpu -s -v failed (rc %s): %s" % (rc, (err or out).strip()[:200]))
-        return names
-    names.update(parse_vgpu_supported(out))
-    return names
+        ctx.warn("nvidia-smi %s failed (rc %s): %s" % (" ".join(args), rc, (err or out).strip()[:200]))
+        return found
+    found.update(parse(out))
+    return found
+
+
+def smi_vgpu_names(ctx):
+    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (only when asked: when a type id could not be named
+    from sysfs)."""
+    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported)
+
+
+def parse_vgpu_query(text):
+    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, address}]}: one entry per vGPU
+    block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU; ``address``:
+    the ``Bus Id`` of its ``PCI`` section, a vendor-specific VFIO vGPU's VF)."""
+    out = {}
+    cur = None
+    for gpu, key, value in _smi_fields(text):
+        vgpus = out.setdefault(gpu, [])
+        if key is None:
+            cur = None
+        elif key == "vGPU ID":
+            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "address": None}
+            vgpus.append(cur)
+        elif cur is None:
+            continue
+        elif key == "vGPU Type" and value.isdigit():
+            cur["type_id"] = str(int(value))
+        elif key == "vGPU Name" and value not in ("", "N/A"):
+            cur["name"] = value
+        elif key == "GPU Instance ID" and value.isdigit():
+            cur["gpu_instance_id"] = int(value)
+        elif key == "Bus Id":
+            cur["address"] = normalize_address(value)
+    return out
+
+
+def smi_vgpus(ctx):
+    """The vGPUs ``nvidia-smi vgpu -q`` lists, per GPU (only for a GPU in MIG mode with typed VFs: which GPU instance
+    a MIG-backed vGPU holds is not in sysfs)."""
+    return _smi_once(ctx, "nvidia_vgpu_q", ["vgpu", "-q"], parse_vgpu_query)
+
+
+def vgpu_gi_evidence(vgpus):
+    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (its :func:`parse_vgpu_query` entries): each GI holding a
+    vGPU is in use by it (``{kind: vgpu, name: <VF address>}``). What a layout change must not destroy."""
+    out = {}
+    for v in vgpus:
+        if v["gpu_instance_id"] is not None:
+            out.setdefault(v["gpu_instance_id"], []).append({
+                "kind": "vgpu", "name": v["address"], "pid": None,
+                "evidence": "vGPU %s on VF %s (nvidia-smi vgpu -q: GPU Instance ID %d)"
+                            % (v["name"] or v["type_id"], v["address"], v["gpu_instance_id"])})
+    return out
+
+
+def mig_vgpu_profile(name):
+    """The GI profile a MIG-backed vGPU type runs on, from its name (``NVIDIA H100-3-40C`` -> ``3g.40gb``,
+    ``...-1-10CME`` -> ``1g.10gb+me``); None for a time-sliced type."""
+    m = _MIG_VGPU_NAME.search((name or "").strip())
+    if not m:
+        return None
+    return "%sg.%sgb%s" % (m.group(1), m.group(2), "+me" if m.group(3) else "")
+
+
+def _mig_vgpus(ctx, pf, gpu, mig):
+    """MIG-backed vGPU on a GPU in MIG mode with typed VFs: ``mig.vgpus`` (each VF's vGPU and the GI it holds, from
+    ``nvidia-smi vgpu -q``), ``mig.creatable_vgpu_types`` (the MIG-backed types a VF can take now, with the GI
+    profile and how many of its GIs back no vGPU), and each GI backing a vGPU marked in use (``vgpu``: its VF and
+    type; evidence: the vGPU, and a domain or process that has the VF)."""
+    smi = smi_vgpus(ctx).get(pf.address, []) if any(v["current_type"] for v in gpu["vgpu_vfs"]) else []
+    gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
+    held_by = vgpu_gi_evidence(smi)
+    by_id = dict((gi["id"], gi) for gi in mig["gpu_instances"])
+    for gi in mig["gpu_instances"]:
+        gi["vgpu"] = None
+    vgpus = []
+    for v in gpu["vgpu_vfs"]:
+        t = v["current_type"]
+        profile = mig_vgpu_profile((t or {}).get("name"))
+        if not t or not profile:
+            continue
+        gid = gi_of.get(v["address"])
+        vgpus.append({"address": v["address"], "type": t, "profile": profile, "gpu_instance_id": gid})
+        gi = by_id.get(gid)
+        if gi is None:
+            continue
+        gi["vgpu"] = {"address": v["address"], "type": t}
+        gi["in_use"] = True
+        ev = list(held_by.get(gid, ()))
+        vf = ctx.scan.get(v["address"])
+        if ctx.inuse is not None and vf is not None:
+            ev += ctx.inuse.lookup(address=v["address"], iommu_group=vf.identity().get("iommu_group"))
+        gi["in_use_by"] = ev + [e for e in gi["in_use_by"] if e not in ev]
+    busy = Counter(gi["name"] for gi in mig["gpu_instances"] if gi.get("vgpu"))
+    total = Counter(gi["name"] for gi in mig["gpu_instances"])
+    held = Counter(v["profile"] for v in vgpus if v["gpu_instance_id"] is None)
+    creatable = {}
+    for v in gpu["vgpu_vfs"]:
+        for tid in v["creatable_type_ids"]:
+            name = dict((t["id"], t["name"]) for t in gpu["vgpu_types"]).get(tid)
+            profile = mig_vgpu_profile(name)
+            if profile and tid not in creatable:
+                creatable[tid] = {"id": tid, "name": name, "profile": profile,
+                                  "free": max(0, total[profile] - busy[profile] - held[profile])}
+    mig["vgpus"] = vgpus
+    mig["creatable_vgpu_types"] = sorted(creatable.values(), key=lambda t: int(t["id"]))
+
+
+def mig_layout_function(mig):
+    """The function of a GPU in MIG mode that carries MIG-backed vGPUs: its layout (``1 x 3g.40gb + 2 x 1g.10gb``,
+    as ``nvidia_mig`` writes it), with the layout's trait."""
+    # imported here: the MIG engine imports this module
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import layout_text  # pylint: disable=import-outside-toplevel
+    text = layout_text([gi["name"] for gi in mig["gpu_instances"]])
+    return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
+
+
+def mig_vgpu_inventory(mig, type_name):
+    """VGPU units of MIG-backed type ``type_name`` on a GPU: one per GI of the profile it runs on (free or holding
+    one of its vGPUs), as Nova counts MIG-backed vGPUs (each VF offers the type while a GI is free, capped by
+    ``[mdev_<type>] max_instances``, which its docs set to the number of GIs)."""
+    profile = mig_vgpu_profile(type_name)
+    return sum(1 for gi in mig.get("gpu_instances") or [] if profile and gi.get("name") == profile)
 
 
 def mig_state(ctx):
@@ -340,6 +469,21 @@ class NvidiaGpuDriver(GpuDriver):
 
     def cyborg_driver(self, record):
         return "nvidia_gpu_driver", None
+
+    def provider_specs(self, record, base_traits, function_traits):
+        """A GPU in MIG mode carrying MIG-backed vGPUs: VGPU units of its vGPUs' type, one per GI of the profile
+        that type runs on (:func:`mig_vgpu_inventory`), with the layout's function trait and the type's; any other
+        GPU as the GPU family reports it."""
+        mig = (record.get("gpu") or {}).get("mig") or {}
+        if not mig.get("vgpus"):
+            return super(NvidiaGpuDriver, self).provider_specs(record, base_traits, function_traits)
+        names = Counter(v["type"].get("name") or v["type"].get("id") for v in mig["vgpus"])
+        name = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        note = None
+        if len(names) > 1:
+            note = "vGPUs of several MIG-backed types (%s): one provider reports one type, %s" % (", ".join(sorted(names)), name)
+        traits = base_traits + function_traits(record.get("function")) + [discovered_function_trait(name)]
+        return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, name), traits, note)]
 
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
     @staticmethod
@@ -466,5 +610,9 @@ class NvidiaGpuDriver(GpuDriver):
                     gi["vgpu_types"] = mig_vgpu_types(gpu["vgpu_types"], gi["name"])
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"
+                    if gpu["vgpu_vfs"]:
+                        _mig_vgpus(ctx, func, gpu, mig)
+                        if mig["vgpus"]:
+                            out["function"] = mig_layout_function(mig)
         out["programming_model"] = model
         return out

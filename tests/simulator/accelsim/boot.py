@@ -47,12 +47,35 @@ def enabled_units(root):
     return sorted(found.items())
 
 
+def boot_order(units):
+    """``units`` ([(name, path)] in name order) in the order systemd starts them one at a time: a unit named in
+    another's ``After=`` first, one named in its ``Before=`` after it (systemd.unit(5), "Before=, After="); name
+    order otherwise, and where the orderings form a cycle (systemd breaks one; here the rest go in name order)."""
+    names = [n for n, _p in units]
+    first = dict((n, set()) for n in names)  # the units that must start before n
+    for n, path in units:
+        cfg = _unit_settings(path)
+        for other in cfg.get("After", "").split():
+            if other in first and other != n:
+                first[n].add(other)
+        for other in cfg.get("Before", "").split():
+            if other in first and other != n:
+                first[other].add(n)
+    out = []
+    while len(out) < len(names):
+        left = [n for n in names if n not in out]
+        ready = [n for n in left if first[n] <= set(out)] or left
+        out.append(ready[0])
+    paths = dict(units)
+    return [(n, paths[n]) for n in out]
+
+
 def run_units(root, state_dir=None, retries=5, delay=0.2, timeout=120):
-    """Run the enabled units' ExecStart commands (``/bin/sh -c``) in name order; a unit that fails and says
-    ``Restart=on-failure`` is run again, up to ``retries`` times. Returns [{"unit", "rc", "tries", "output"}]
-    and appends it to ``<state_dir>/boot.log``."""
+    """Run the enabled units' ExecStart commands (``/bin/sh -c``) in their boot order (:func:`boot_order`); a unit
+    that fails and says ``Restart=on-failure`` is run again, up to ``retries`` times. Returns [{"unit", "rc",
+    "tries", "output"}] and appends it to ``<state_dir>/boot.log``."""
     results = []
-    for name, path in enabled_units(root):
+    for name, path in boot_order(enabled_units(root)):
         cfg = _unit_settings(path)
         cmd = cfg.get("ExecStart")
         if not cmd:

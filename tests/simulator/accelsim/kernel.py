@@ -246,7 +246,7 @@ class Host(object):
             for vf in self.vfs(pf):
                 for uuid in [u for u, m in self.state["mdevs"].items() if m["parent"] == vf]:
                     del self.state["mdevs"][uuid]
-                self.state["vgpu"].pop(vf, None)
+                self.drop_vgpu(vf)
                 del self.state["functions"][vf]
             self.state.get("vfinfo", {}).pop(pf, None)
             d["numvfs"] = 0
@@ -318,7 +318,7 @@ class Host(object):
             raise _err(errno.EBUSY, "%s has VFs enabled" % bdf)
         for uuid in [u for u, m in self.state["mdevs"].items() if m["parent"] == bdf]:
             del self.state["mdevs"][uuid]
-        self.state["vgpu"].pop(bdf, None)
+        self.drop_vgpu(bdf)
         self.dyn(bdf)["driver"] = None
 
     def bind(self, drv, data):
@@ -456,14 +456,22 @@ class Host(object):
         return None
 
     def creatable_vgpu_types(self, vf):
+        """What ``nvidia/creatable_vgpu_types`` lists: nothing while the VF has a type; on a GPU in MIG mode the
+        MIG-backed types (``gi_profile``) with a GPU instance of that profile free (accelsim/mig.py); otherwise
+        the time-sliced types that still fit beside the card's one running type."""
         cfg = self.vgpu_config(vf)
         if not cfg or self.state["vgpu"].get(vf):
             return []
         pf = self.static(vf)["physfn"]
+        m = mig.state_of(self, pf)
+        if m is not None and m["mode"] == "Enabled":
+            return [t for t in cfg["types"] if t.get("gi_profile") and mig.free_vgpu_gi(m, t["gi_profile"])]
         siblings = set(self.vfs(pf))
         used = [t for v, t in self.state["vgpu"].items() if t and v in siblings]
         out = []
         for t in cfg["types"]:
+            if t.get("gi_profile"):
+                continue
             if cfg["single_type"] and any(u != t["id"] for u in used):
                 continue
             if _free_share(cfg["types"], used, t, key="id") > 0:
@@ -481,13 +489,41 @@ class Host(object):
             why = self.in_use(vf)
             if why:
                 raise _err(errno.EBUSY, "%s is in use (%s)" % (vf, why))
-            self.state["vgpu"].pop(vf, None)
+            self.drop_vgpu(vf)
             return
         if current:
             raise _err(errno.EBUSY, "%s already has vGPU type %d; write 0 first" % (vf, current))
         if type_id not in [t["id"] for t in self.creatable_vgpu_types(vf)]:
-            raise _err(errno.EINVAL, "vGPU type %d is not creatable on %s" % (type_id, vf))
+            raise _err(errno.EINVAL, "vGPU type %d is not creatable on %s%s" % (type_id, vf, self._not_creatable(vf, type_id)))
+        t = [x for x in self.vgpu_config(vf)["types"] if x["id"] == type_id][0]
+        if t.get("gi_profile"):
+            m = mig.state_of(self, self.static(vf)["physfn"])
+            mig.free_vgpu_gi(m, t["gi_profile"])[0]["vgpu_vf"] = vf
         self.state["vgpu"][vf] = type_id
+
+    def _not_creatable(self, vf, type_id):
+        """Why a type is not creatable, for the error text (the driver says only EINVAL)."""
+        t = [x for x in self.vgpu_config(vf)["types"] if x["id"] == type_id]
+        m = mig.state_of(self, self.static(vf)["physfn"])
+        enabled = m is not None and m["mode"] == "Enabled"
+        if not t:
+            return " (the card has no such type)"
+        if t[0].get("gi_profile") and not enabled:
+            return " (a MIG-backed type needs MIG mode)"
+        if t[0].get("gi_profile"):
+            return " (no free GPU instance of profile %s)" % t[0]["gi_profile"]
+        if enabled:
+            return " (a time-sliced type cannot run on a GPU in MIG mode)"
+        return ""
+
+    def drop_vgpu(self, vf):
+        """The VF's vGPU is gone (type 0 written, the VF removed or unbound): its GPU instance is free again."""
+        self.state["vgpu"].pop(vf, None)
+        st = self.static(vf) if self.exists(vf) else None
+        m = mig.state_of(self, st["physfn"]) if st and st.get("is_vf") else None
+        for gi in (m or {}).get("gpu_instances", []):
+            if gi.get("vgpu_vf") == vf:
+                del gi["vgpu_vf"]
 
     # -- FPGA ----------------------------------------------------------------------------------
     def fpga_ports(self, pf):

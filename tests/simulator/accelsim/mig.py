@@ -28,6 +28,15 @@ README and pkg/mig/mode, for the pending/reset behaviour; facts only):
 - device minors of the capability nodes (``/proc/driver/nvidia-caps/mig-minors``): ``config`` 1, ``monitor``
   2, then per GPU (15 GIs x (1 access + 8 CIs)): ``gpuG/giI/access`` = 3 + 135 G + 9 I and
   ``gpuG/giI/ciC/access`` = that + 1 + C (the user guide's listing ends with gpu31/gi14/ci7/access 4322);
+- MIG-backed vGPU (NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs" (the C-series
+  MIG-backed types, ``A100-1-5C`` on a 1g.5gb instance, ``H100-1-10C`` on 1g.10gb), "Configuring a GPU for
+  MIG-Backed vGPUs" and "Creating an NVIDIA vGPU that Supports SR-IOV on a Linux with KVM Hypervisor" (the
+  vendor-specific VFIO framework: ``sriov-manage -e``, ``nvidia/creatable_vgpu_types``, ``echo <id> >
+  nvidia/current_vgpu_type``, ``echo 0`` to remove): on a GPU in MIG mode a VF lists only the MIG-backed types
+  whose GI profile has an instance not yet backing a vGPU; setting the type takes one such GI (the simulator
+  takes the lowest GI id: which one the real driver picks is not documented, and discovery reads it back from
+  ``nvidia-smi vgpu -q``'s ``GPU Instance ID``); writing 0 frees it. A GI backing a vGPU cannot be destroyed
+  (``In use by another client``), as a GI a process holds;
 - MIG mode changes go pending while a process holds the GPU's ``/dev/nvidiaN`` or a running domain has the GPU
   or one of its vGPUs; otherwise the driver resets the GPU and the change takes effect at once. MIG mode
   cannot be disabled while GPU instances exist.
@@ -182,8 +191,17 @@ def held_minors(host):
     return out
 
 
+def free_vgpu_gi(m, profile_name):
+    """The GIs of ``profile_name`` in ``m`` (a GPU's MIG state) that back no vGPU, lowest id first."""
+    return sorted((gi for gi in m["gpu_instances"] if gi["name"] == profile_name and not gi.get("vgpu_vf")),
+                  key=lambda gi: gi["id"])
+
+
 def gi_busy(host, index, gi):
-    """Why ``gi`` cannot go: a process holds its (or one of its CIs') capability node; None otherwise."""
+    """Why ``gi`` cannot go: it backs a vGPU, or a process holds its (or one of its CIs') capability node; None
+    otherwise."""
+    if gi.get("vgpu_vf"):
+        return "backs the vGPU of VF %s" % gi["vgpu_vf"]
     held = held_minors(host)
     for minor in [gi_minor(index, gi["id"])] + [ci_minor(index, gi["id"], c) for c in range(CIS_PER_GI)]:
         if minor in held:
@@ -192,8 +210,9 @@ def gi_busy(host, index, gi):
 
 
 def ci_busy(host, index, gi, ci):
+    """A CI cannot go while a process holds its node or its GI backs a vGPU (the vGPU runs on the GI's CIs)."""
     held = held_minors(host)
-    return ci_minor(index, gi["id"], ci["id"]) in held
+    return bool(gi.get("vgpu_vf")) or ci_minor(index, gi["id"], ci["id"]) in held
 
 
 def gpu_busy(host, index, bdf):

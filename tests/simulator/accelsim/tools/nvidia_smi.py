@@ -12,7 +12,9 @@
   0 using profile MIG 3g.20gb (ID  9)``, ``Unable to destroy ...: In use by another client``, ``Insufficient
   Resources``, the pending-mode warning) and the driver's rules (accelsim/mig.py, with sources);
 - ``vgpu -s`` / ``vgpu -c`` (``-v``, ``-i ID``): supported and creatable vGPU types per GPU, names only or,
-  with ``-v``, one ``vGPU Type ID : 0x...`` block per type.
+  with ``-v``, one ``vGPU Type ID : 0x...`` block per type (``GPU Instance Profile ID`` of a MIG-backed type);
+- ``vgpu -q`` (``-i ID``): the vGPUs that exist, each with its ``GPU Instance ID`` (NVIDIA Virtual GPU Software
+  User Guide, "Getting vGPU Details": the ``nvidia-smi vgpu -q`` example).
 
 Lab keys read (``functions[].gpu``): ``name``, ``uuid``, ``serial``, ``memory_mib``, ``vbios``, and for MIG
 ``mig: {mode: Enabled|Disabled, pending: <mode>, gpu_instances: [{id, profile_id, name, placement,
@@ -399,7 +401,8 @@ def _type_id(tid):
 
 
 def vgpu_types(host, bdf, creatable):
-    """[(numeric id, name, max instances)] the GPU supports (or can create now)."""
+    """[(numeric id, name, max instances, GPU instance profile id or None)] the GPU supports (or can create now);
+    the profile id is that of the GI profile a MIG-backed type runs on."""
     st = host.static(bdf)
     out = []
     if st.get("vgpu"):
@@ -410,18 +413,49 @@ def vgpu_types(host, bdf, creatable):
             types = [t for t in st["vgpu"]["types"] if t["id"] in ids]
         else:
             types = st["vgpu"]["types"]
-        out = [(t["id"], t["name"], t["max_instances"]) for t in types]
+        table = migstate.table_of(host, bdf) or []
+        for t in types:
+            p = migstate.find_profile(table, t["gi_profile"]) if t.get("gi_profile") else None
+            out.append((t["id"], t["name"], t["max_instances"], p["id"] if p else None))
     elif host.mdev_parent(bdf):
         for t in host.mdev_parent(bdf)["types"]:
             tid = _type_id(t["id"])
             if tid is None or (creatable and host.available_instances(bdf, t["id"]) <= 0):
                 continue
-            out.append((tid, t["name"], t["max_instances"]))
+            out.append((tid, t["name"], t["max_instances"], None))
+    return out
+
+
+def vgpu_query(host, bdf):
+    """``nvidia-smi vgpu -q`` for one GPU: ``Active vGPUs`` and a block per vGPU with the fields of the user guide's
+    example (``vGPU Name``, ``vGPU Type``, ``GPU Instance ID``: the GI a MIG-backed vGPU runs on, ``N/A`` for a
+    time-sliced one). A vendor-specific VFIO vGPU is listed from the write to its VF's ``current_vgpu_type`` on
+    and named by its VF's bus id (``PCI`` / ``Bus Id``); the ``vGPU ID`` is derived from the VF's index."""
+    st = host.static(bdf)
+    if not st.get("vgpu"):
+        return ["    %-38s: 0" % "Active vGPUs"]
+    names = dict((t["id"], t["name"]) for t in st["vgpu"]["types"])
+    gi_of = {}
+    for gi in (_mig(host, bdf) or {}).get("gpu_instances", []):
+        if gi.get("vgpu_vf"):
+            gi_of[gi["vgpu_vf"]] = gi["id"]
+    vgpus = [(vf, host.state["vgpu"][vf]) for vf in host.vfs(bdf) if host.state["vgpu"].get(vf)]
+    out = ["    %-38s: %d" % ("Active vGPUs", len(vgpus))]
+    for vf, tid in vgpus:
+        out.append("    %-38s: %d" % ("vGPU ID", 3251634176 + host.static(vf)["vf_index"]))
+        out.append("        %-34s: %s" % ("VM UUID", "N/A"))
+        out.append("        %-34s: %s" % ("VM Name", "N/A"))
+        out.append("        %-34s: %s" % ("vGPU Name", names.get(tid, "N/A")))
+        out.append("        %-34s: %d" % ("vGPU Type", tid))
+        out.append("        %-34s: %s" % ("GPU Instance ID", gi_of.get(vf, "N/A")))
+        out.append("        %-34s" % "PCI")
+        out.append("            %-30s: %s" % ("Bus Id", _bus_id(vf)))
     return out
 
 
 def vgpu_main(host, found, args):
-    """``nvidia-smi vgpu -s|-c [-v] [-i ID]``: supported / creatable vGPU types per GPU."""
+    """``nvidia-smi vgpu -s|-c [-v] [-i ID]``: supported / creatable vGPU types per GPU; ``vgpu -q [-i ID]``: the
+    vGPUs that exist."""
     what = select = None
     verbose = False
     it = iter(args)
@@ -430,6 +464,8 @@ def vgpu_main(host, found, args):
             what = "s"
         elif arg in ("-c", "--creatable"):
             what = "c"
+        elif arg in ("-q", "--query"):
+            what = "q"
         elif arg in ("-v", "--verbose"):
             verbose = True
         elif arg in ("-i", "--id"):
@@ -447,13 +483,16 @@ def vgpu_main(host, found, args):
     out = []
     for _i, bdf in indexed:
         out.append("GPU %s" % _bus_id(bdf))
-        for tid, name, max_inst in vgpu_types(host, bdf, what == "c"):
+        if what == "q":
+            out.extend(vgpu_query(host, bdf))
+            continue
+        for tid, name, max_inst, profile_id in vgpu_types(host, bdf, what == "c"):
             if not verbose:
                 out.append("    %s" % name)
                 continue
             out.append("    %-38s: 0x%x" % ("vGPU Type ID", tid))
             out.append("        %-34s: %s" % ("Name", name))
-            out.append("        %-34s: %s" % ("GPU Instance Profile ID", "N/A"))
+            out.append("        %-34s: %s" % ("GPU Instance Profile ID", "N/A" if profile_id is None else profile_id))
             out.append("        %-34s: %d" % ("Max Instances", max_inst))
     print("\n".join(out))
     return 0

@@ -60,8 +60,9 @@ def lab_run(request, tmp_path_factory):
                 vf = enabled[f["bdf"]][0]
                 # the smallest type: in single-type mode the other VFs then still offer it (a type no VF
                 # offers any more cannot be named from sysfs; see docs/discovery.md)
-                h.set_vgpu_type(vf, str(f["vgpu"]["types"][0]["id"]))
-                vgpu_set = (vf, f["vgpu"]["types"][0])
+                t = h.creatable_vgpu_types(vf)[0]  # on a GPU in MIG mode: a MIG-backed type with a free instance
+                h.set_vgpu_type(vf, str(t["id"]))
+                vgpu_set = (vf, t)
                 break
     marked = {}
     for pf, vfs in sorted(enabled.items()):
@@ -202,7 +203,10 @@ def test_gpu_facts(lab_run):
             v = recs[vf]
             assert v["gpu"]["vgpu"]["current_type"] == {"id": str(t["id"]), "name": t["name"]}
             assert v["function"]["name"] == t["name"] and v["units"][0]["type"] == str(t["id"])
-            assert r["function"]["name"] == t["name"]
+            if (r["gpu"]["mig"] or {}).get("vgpus"):  # MIG-backed vGPU: the GPU's function is its layout
+                assert r["function"]["name"].startswith("MIG ") and r["gpu"]["mig"]["vgpus"][0]["address"] == vf
+            else:
+                assert r["function"]["name"] == t["name"]
         if (f.get("gpu") or {}).get("mig"):
             lab_mig = f["gpu"]["mig"]
             m = r["gpu"]["mig"]

@@ -113,14 +113,15 @@ def test_mig_instance_in_use_by_a_process_holding_its_caps_node(tmp_path):
 
 def test_mig_backed_vgpu_types_per_instance(tmp_path):
     # an A100 80GB with the vGPU host driver (vendor-specific VFIO: 4 VFs at boot) in MIG mode: its VFs list the
-    # time-sliced and the MIG-backed (C-series, "<card>-<slices>-<GB>C") types; each instance gets the ones it backs
+    # MIG-backed (C-series, "<card>-<slices>-<GB>C") types whose profile has a free instance (the lab's gi_profile);
+    # each instance gets the ones it backs
     lab = _lab(MIG)
     a100 = lab["functions"][-1]
     a100["sriov"] = {"totalvfs": 20, "vf_device": 0x20b5, "offset": 4, "stride": 1, "vf_driver": "nvidia", "boot_numvfs": 4}
     a100["vgpu"] = {"single_type": False, "types": [
-        {"id": 700, "name": "NVIDIA A100D-1-10C", "max_instances": 7},
-        {"id": 701, "name": "NVIDIA A100D-1-10CME", "max_instances": 1},
-        {"id": 702, "name": "NVIDIA A100D-3-40C", "max_instances": 2},
+        {"id": 700, "name": "NVIDIA A100D-1-10C", "max_instances": 7, "gi_profile": "1g.10gb"},
+        {"id": 701, "name": "NVIDIA A100D-1-10CME", "max_instances": 1, "gi_profile": "1g.10gb+me"},
+        {"id": 702, "name": "NVIDIA A100D-3-40C", "max_instances": 2, "gi_profile": "3g.40gb"},
         {"id": 703, "name": "NVIDIA A100D-80C", "max_instances": 1}]}
     root = str(tmp_path / "h")
     accelsim.render_tree(lab, root)

@@ -138,8 +138,11 @@ def evidence_text(evidence):
     for e in evidence:
         if e.get("kind") == "domain":
             parts.append("running domain %s (%s)" % (e.get("name"), e.get("evidence")))
-        else:
+        elif e.get("kind") == "process":
             parts.append("process %s pid %s (%s)" % (e.get("name"), e.get("pid"), e.get("evidence")))
+        else:
+            # what a family found in its own tool's words (a vGPU holding a MIG GPU instance): the phrase is whole
+            parts.append(e.get("evidence") or "%s %s" % (e.get("kind"), e.get("name")))
     return "; ".join(parts)
 
 

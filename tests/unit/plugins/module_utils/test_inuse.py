@@ -122,3 +122,15 @@ def test_evidence_text_is_the_one_rendering():
     assert _inuse.evidence_text([]) == ""
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov
     assert _sriov.evidence_text is _inuse.evidence_text and not hasattr(_fpga, "evidence_text")
+
+
+def test_evidence_text_names_each_kind_of_user():
+    dom = {"kind": "domain", "name": "instance-1", "pid": None, "evidence": "/run/libvirt/qemu/instance-1.xml"}
+    proc = {"kind": "process", "name": "qemu-kvm", "pid": 4242, "evidence": "/dev/vfio/12"}
+    # a family's own evidence (a MIG-backed vGPU holding a GPU instance) is quoted whole, not read as a process
+    vgpu = {"kind": "vgpu", "name": "0000:1b:00.4", "pid": None,
+            "evidence": "vGPU NVIDIA H100-1-10C on VF 0000:1b:00.4 (nvidia-smi vgpu -q: GPU Instance ID 7)"}
+    assert _inuse.evidence_text([dom, proc, vgpu]) == (
+        "running domain instance-1 (/run/libvirt/qemu/instance-1.xml); process qemu-kvm pid 4242 (/dev/vfio/12); "
+        "vGPU NVIDIA H100-1-10C on VF 0000:1b:00.4 (nvidia-smi vgpu -q: GPU Instance ID 7)")
+    assert "pid None" not in _inuse.evidence_text([vgpu])

@@ -39,7 +39,6 @@ class PciDriver(Driver):
         return out
 
 
-
 class VfsKind(Kind):
     """A PF's SR-IOV VF count, their kernel driver and per-VF settings (``accelops.lifecycle.sriov_vfs``)."""
 

@@ -158,9 +158,9 @@ def validate(functions, where="accelerator_host_functions"):
     if not isinstance(functions, list):
         raise DeclarationError("%s: must be a list of function entries, got %s" % (where, type(functions).__name__))
     out, names, addresses = [], {}, {}
+    names_of_kinds = kind_names()
     for i, raw in enumerate(functions):
         c = _Checker("%s[%d]" % (where, i))
-        names_of_kinds = kind_names()
         c.mapping(raw, "", ENTRY_KEYS + names_of_kinds)
         name = c.string(raw.get("name"), "name", NAME_RE, "letters, digits, '_', '.', '-' (1-63 characters)",
                         required=True)

@@ -7,7 +7,8 @@
 A driver is a small stateless object. Discovery asks :meth:`Driver.claims` of each driver in
 registry order (first claim wins), then :meth:`Driver.describe` for each claimed function that
 survives the filters. ``plan``/``apply``/``verify``/``release`` are the programming interface; they
-are declared here and implemented by the programming work.
+are declared here and implemented by the programming work. :class:`Kind` is what the shared code asks of a
+declaration kind; the generic one, ``passthrough``, is here.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """

@@ -61,11 +61,12 @@ _KINDS = (
     ("passthrough", PASSTHROUGH_KIND),
 )
 KIND_NAMES = tuple(name for name, _kind in _KINDS)
+_KIND_BY_NAME = dict(_KINDS)
 
 
 def kind(name):
     """The declaration kind ``name`` (a :class:`Kind`); KeyError for a name that is not one."""
-    found = dict(_KINDS)[name]
+    found = _KIND_BY_NAME[name]
     return found if isinstance(found, Kind) else found()
 
 

@@ -29,6 +29,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration im
     DeclarationError,
     allow_list_refusal,
     check_reporting,
+    kind_of,
     reporters,
     resolve,
     validate,
@@ -40,17 +41,6 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import p
 LOCK_FILE = "converge.lock"
 OWNER_FILE = "converge.owner"
 LOCK_POLL = 0.05
-
-# kind -> the converge settings its programming module takes (option -> setting)
-PROGRAMS = {
-    "fpga": {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"},
-    "vgpu": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
-             "libvirt_run_dir": "libvirt_run_dir"},
-    "vfs": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
-            "libvirt_run_dir": "libvirt_run_dir"},
-    "mig": {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
-            "libvirt_run_dir": "libvirt_run_dir"},
-}
 
 
 class ConvergeRefused(Exception):
@@ -142,7 +132,7 @@ def card_records(resolution, placement_in_use, safe_mode):
             card.update(in_use=bool(a["in_use_by"]), blocked=False, status="ok")
         else:
             evidence = list(a["in_use_by"]) + list((placement_in_use or {}).get(a["address"]) or [])
-            if a["kind"] not in PROGRAMS:
+            if a["module"] is None:
                 status = "unsupported"
             elif evidence and safe_mode:
                 status = "blocked"
@@ -191,29 +181,15 @@ def host_drift(cards, planned, problems):
 
 
 # -- programming -------------------------------------------------------------------------------------------------
-def program_for(kind):
-    """The :class:`_hostmodule.Program` of a kind (imported on first use: a host with nothing to change never
-    loads the programming engines)."""
-    # imports in the function body: AnsiballZ still ships these files (it reads every import of the module's tree)
-    # pylint: disable=import-outside-toplevel
-    if kind == "fpga":
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
-    elif kind == "vgpu":
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
-    elif kind == "mig":
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import PROGRAM
-    else:
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
-    return PROGRAM
-
-
 def card_params(card, settings):
     """The programming module's options for one card: its arguments from the resolution, the converge's settings,
-    and the module's defaults for the rest (validated by the module's own argument spec)."""
+    and the module's defaults for the rest (validated by the module's own argument spec). The kind imports its
+    engine here, on first use: a host with nothing to change never loads it."""
     from ansible.module_utils.common.arg_spec import ArgumentSpecValidator  # pylint: disable=import-outside-toplevel
-    program = program_for(card["kind"])
+    kind = kind_of(card)
+    program = kind.program()
     params = dict(card["module_args"])
-    for option, setting in PROGRAMS[card["kind"]].items():
+    for option, setting in kind.converge_settings.items():
         if settings.get(setting) is not None:
             params[option] = settings[setting]
     spec = dict(program.argument_spec)

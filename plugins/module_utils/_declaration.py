@@ -8,7 +8,9 @@ One declaration (``accelerator_host_functions``, docs/declaration.md) drives the
 traits, the Nova/Cyborg config, the libvirt snippets and the Ironic traits. This module is the one place that
 reads it: :func:`validate` normalises it (or raises :class:`DeclarationError` naming the entry, the key and the
 accepted form) and :func:`resolve` maps it onto the cards of one host's discovery result, card by card, with
-the arguments of the programming module each card needs. Standard library only (host and controller use it).
+the arguments of the programming module each card needs. What differs between the kinds of function (``fpga``,
+``vgpu``, ...) is asked of the kind's object (:class:`_drivers._base.Kind`, in its family's file, listed in the
+drivers' registry). Standard library only (host and controller use it).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,38 +21,38 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, card_in_use, function_id
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, SHA256_RE, card_in_use
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
 
-KINDS = ("fpga", "vgpu", "vfs", "mig", "passthrough")
-KIND_FAMILIES = {"fpga": ("fpga",), "vgpu": ("gpu",), "vfs": None, "mig": ("gpu",), "passthrough": None}
-KIND_MODULES = {
-    "fpga": "accelops.lifecycle.fpga_program",
-    "vgpu": "accelops.lifecycle.vgpu",
-    "vfs": "accelops.lifecycle.sriov_vfs",
-    "mig": "accelops.lifecycle.nvidia_mig",
-    "passthrough": None,
-}
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 HEX4_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
-SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
-UUIDISH_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
-VF_DRIVERS_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
-ENTRY_KEYS = ("name", "match", "placement", "nova", "description", "reporter") + KINDS
+# an entry's keys besides its kind's section (one of the registry's KIND_NAMES)
+ENTRY_KEYS = ("name", "match", "placement", "nova", "description", "reporter")
 MATCH_KEYS = ("address", "family", "vendor_id", "device_id", "handler", "count", "numa_node")
-FPGA_KEYS = ("bitstream", "sha256", "function_id", "port", "rollback_bitstream", "rollback_sha256")
-VGPU_KEYS = ("type", "count")
-VFS_KEYS = ("count", "driver", "vfs")
-MIG_KEYS = ("layout", "mode")
-PASSTHROUGH_KEYS = ("driver",)
 PLACEMENT_KEYS = ("traits", "resource_class")
 NOVA_KEYS = ("alias", "numa_policy", "device_type", "managed", "physical_network")
 
 
 class DeclarationError(ValueError):
     """A declaration that cannot be used; the message names the entry, the key and the accepted form."""
+
+
+def _registry():
+    # the drivers' registry holds the kinds; imported on first use, so that loading the declaration's filters does
+    # not load the drivers
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers  # pylint: disable=import-outside-toplevel
+    return _drivers
+
+
+def kind_names():
+    """The declaration's kinds, the keys an entry names one of (``fpga``, ``vgpu``, ...)."""
+    return _registry().KIND_NAMES
+
+
+def kind_of(entry):
+    """The kind object (:class:`_drivers._base.Kind`) of a validated entry."""
+    return _registry().kind(entry["kind"])
 
 
 def _hex4(value):
@@ -149,54 +151,6 @@ def _validate_match(c, raw):
     return out
 
 
-def _validate_kind(c, kind, raw):
-    if kind == "fpga":
-        f = c.mapping(raw, "fpga", FPGA_KEYS)
-        out = {
-            "bitstream": c.string(f.get("bitstream"), "fpga.bitstream", required=True, form="path of the bitstream file"),
-            "sha256": c.string(f.get("sha256"), "fpga.sha256", SHA256_RE, "64 hex digits", required=True),
-            "function_id": c.string(f.get("function_id"), "fpga.function_id", UUIDISH_RE,
-                                    "the AFU / xclbin UUID, with or without dashes", required=True),
-            "port": c.string(f.get("port"), "fpga.port"),
-            "rollback_bitstream": c.string(f.get("rollback_bitstream"), "fpga.rollback_bitstream"),
-            "rollback_sha256": c.string(f.get("rollback_sha256"), "fpga.rollback_sha256", SHA256_RE, "64 hex digits"),
-        }
-        out["sha256"] = out["sha256"].lower()
-        if bool(out["rollback_bitstream"]) != bool(out["rollback_sha256"]):
-            c.fail("fpga.rollback_sha256", "rollback_bitstream and rollback_sha256 go together")
-        return out
-    if kind == "vgpu":
-        v = c.mapping(raw, "vgpu", VGPU_KEYS)
-        return {"type": c.string(v.get("type"), "vgpu.type", required=True,
-                                 form="a vGPU type name like 'NVIDIA A40-12Q' or id like nvidia-231"),
-                "count": c.integer(v.get("count"), "vgpu.count", minimum=1, required=True)}
-    if kind == "vfs":
-        v = c.mapping(raw, "vfs", VFS_KEYS)
-        drv = c.string(v.get("driver"), "vfs.driver", VF_DRIVERS_RE, "a kernel driver name like vfio-pci")
-        per_vf = v.get("vfs")
-        if per_vf is not None and not (isinstance(per_vf, list) and all(isinstance(x, dict) for x in per_vf)):
-            c.fail("vfs.vfs", "must be a list of mappings (per-VF settings of accelops.lifecycle.sriov_vfs)")
-        return {"count": c.integer(v.get("count"), "vfs.count", minimum=1, required=True), "driver": drv,
-                "vfs": list(per_vf or [])}
-    if kind == "mig":
-        m = c.mapping(raw, "mig", MIG_KEYS)
-        mode = m.get("mode", "enabled")
-        if mode not in ("enabled", "disabled"):
-            c.fail("mig.mode", "%r is not a MIG mode; accepted: enabled, disabled" % (mode,))
-        # the MIG engine reads a layout (imported here: loading the declaration's filters does not load it)
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import parse_layout  # pylint: disable=import-outside-toplevel
-        try:
-            names = parse_layout(m.get("layout"), option="layout")
-        except Refusal as e:  # the engine's message names the key and the accepted forms
-            c.fail("mig", str(e))
-        if mode == "enabled" and names is None:
-            c.fail("mig.layout", "is required with mode enabled: a list like [{profile: 1g.10gb, count: 7}], a "
-                                 "mapping {1g.10gb: 7} or a string like '2 x 3g.40gb + 1 x 1g.10gb'")
-        return {"mode": mode, "layout": m.get("layout"), "profiles": names}
-    p = c.mapping(raw if raw is not None else {}, "passthrough", PASSTHROUGH_KEYS)
-    return {"driver": c.string(p.get("driver"), "passthrough.driver", VF_DRIVERS_RE, "a kernel driver name")}
-
-
 def validate(functions, where="accelerator_host_functions"):
     """Check and normalise a declaration (a list of function entries); returns a new list."""
     if functions is None:
@@ -204,23 +158,24 @@ def validate(functions, where="accelerator_host_functions"):
     if not isinstance(functions, list):
         raise DeclarationError("%s: must be a list of function entries, got %s" % (where, type(functions).__name__))
     out, names, addresses = [], {}, {}
+    names_of_kinds = kind_names()
     for i, raw in enumerate(functions):
         c = _Checker("%s[%d]" % (where, i))
-        c.mapping(raw, "", ENTRY_KEYS)
+        c.mapping(raw, "", ENTRY_KEYS + names_of_kinds)
         name = c.string(raw.get("name"), "name", NAME_RE, "letters, digits, '_', '.', '-' (1-63 characters)",
                         required=True)
         c.where = "%s[%d] (%s)" % (where, i, name)
         if name.lower() in names:
             c.fail("name", "%r is declared twice (also entry %d)" % (name, names[name.lower()]))
         names[name.lower()] = i
-        kinds = [k for k in KINDS if k in raw]
+        kinds = [k for k in names_of_kinds if k in raw]
         if len(kinds) != 1:
-            c.fail("", "needs exactly one of %s (what to load), found %s" % (", ".join(KINDS), ", ".join(kinds) or "none"))
-        kind = kinds[0]
+            c.fail("", "needs exactly one of %s (what to load), found %s" % (", ".join(names_of_kinds), ", ".join(kinds) or "none"))
+        kind = _registry().kind(kinds[0])
         match = _validate_match(c, raw.get("match"))
-        fams = KIND_FAMILIES[kind]
+        fams = kind.families
         if fams and match["family"] and match["family"] not in fams:
-            c.fail("match.family", "%s functions need family %s, not %s" % (kind, "/".join(fams), match["family"]))
+            c.fail("match.family", "%s functions need family %s, not %s" % (kind.name, "/".join(fams), match["family"]))
         for addr in match["address"]:
             if addr in addresses:
                 c.fail("match.address", "%s is already given to function %r: a card carries one function"
@@ -254,10 +209,10 @@ def validate(functions, where="accelerator_host_functions"):
             "name": name,
             "reporter": reporter,
             "description": raw.get("description") if isinstance(raw.get("description"), str) else None,
-            "kind": kind,
+            "kind": kind.name,
             "trait": _naming.function_trait(name),
             "match": match,
-            kind: _validate_kind(c, kind, raw.get(kind)),
+            kind.name: kind.validate(c, raw.get(kind.name)),
             "placement": {"traits": traits, "resource_class": rc},
             "nova": nova,
         })
@@ -287,87 +242,17 @@ def _cards(discovery):
     return cards, by_addr
 
 
-def _vgpu_state(card, by_addr):
-    """(type names and ids present on the card, number of vGPUs) for mdev and vendor-VFIO GPUs."""
-    gpu = card.get("gpu") or {}
-    names, count = set(), 0
-    for t in gpu.get("mdev_types") or []:
-        if t.get("mdevs"):
-            names.update(x for x in (t.get("id"), t.get("name")) if x)
-            count += len(t["mdevs"])
-    for vf in gpu.get("vgpu_vfs") or []:
-        cur = vf.get("current_type")
-        if cur:
-            names.update(x for x in (cur.get("id"), cur.get("name")) if x)
-            count += 1
-    return names, count
-
-
 def carries(entry, card, by_addr):
     """Whether ``card`` already offers the declared function exactly (nothing to program)."""
-    kind = entry["kind"]
-    if kind == "fpga":
-        # the card as one device: a family may keep the loaded function on the card's VFs (an Intel PAC whose
-        # port moved to its VF); imported here, so that loading the declaration's filters does not load them
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
-        card = for_record(card).card_view(card, by_addr)
-        fid = function_id(entry["fpga"]["function_id"])
-        fpga = card.get("fpga") or {}
-        ports = fpga.get("ports") or []
-        if entry["fpga"]["port"]:
-            want = entry["fpga"]["port"]
-            ports = [p for p in ports if p.get("id") == want or p.get("id", "").rsplit(".", 1)[-1] == want]
-        loaded = [function_id(p.get("afu_id")) for p in ports]
-        if not loaded:
-            loaded = [function_id((card.get("function") or {}).get("id"))]
-        return bool(loaded) and all(x == fid for x in loaded)
-    if kind == "vgpu":
-        names, count = _vgpu_state(card, by_addr)
-        want = entry["vgpu"]["type"]
-        return count == entry["vgpu"]["count"] and (want in names or want.lower() in {n.lower() for n in names})
-    if kind == "vfs":
-        sriov = card.get("sriov") or {}
-        if sriov.get("numvfs") != entry["vfs"]["count"]:
-            return False
-        drv = entry["vfs"]["driver"]
-        if drv:
-            folded = {u.get("address"): u for u in sriov.get("vf_units") or [] if u.get("kind") == "vf"}
-            for a in sriov.get("vfs") or []:
-                vf = by_addr.get(a) or folded.get(a) or {}
-                if vf.get("driver") != drv:
-                    return False
-        return True
-    if kind == "mig":
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import carries_layout  # pylint: disable=import-outside-toplevel
-        return carries_layout(card, entry["mig"]["mode"], entry["mig"]["profiles"])
-    drv = entry["passthrough"]["driver"]
-    return drv is None or card.get("driver") == drv
+    return kind_of(entry).carries(entry, card, by_addr)
 
 
 def _compatible(entry, card):
     """None when the function can live on the card, else why not."""
-    kind = entry["kind"]
-    fams = KIND_FAMILIES[kind]
-    if fams and card.get("family") not in fams:
-        return "a %s function needs a %s device, this is %s" % (kind, "/".join(fams), card.get("family"))
-    if kind == "vfs" and not (card.get("sriov") or {}).get("totalvfs"):
-        return "not SR-IOV capable (sriov.totalvfs is 0)"
-    if kind == "vfs" and entry["vfs"]["count"] > (card.get("sriov") or {}).get("totalvfs", 0):
-        return "vfs.count %d is more than its totalvfs %d" % (entry["vfs"]["count"], card["sriov"]["totalvfs"])
-    if kind == "mig" and (card.get("gpu") or {}).get("mig") is None:
-        return "not a MIG-capable GPU (discovery shows no gpu.mig)"
-    if kind == "vgpu":
-        gpu = card.get("gpu") or {}
-        # imported here, so that loading the declaration's filters does not load the drivers
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors  # pylint: disable=import-outside-toplevel
-        vendor_vfio = card.get("vendor_id") in vendor_vfio_vendors() and (card.get("sriov") or {}).get("totalvfs")
-        if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
-            return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
-        offered = {str(x).lower() for t in (gpu.get("mdev_types") or []) + (gpu.get("vgpu_types") or [])
-                   for x in (t.get("id"), t.get("name")) if x}
-        if offered and entry["vgpu"]["type"].lower() not in offered:
-            return "does not offer vGPU type %r" % entry["vgpu"]["type"]
-    return None
+    kind = kind_of(entry)
+    if kind.families and card.get("family") not in kind.families:
+        return "a %s function needs a %s device, this is %s" % (kind.name, "/".join(kind.families), card.get("family"))
+    return kind.refusal(entry, card)
 
 
 def _matches(match, card):
@@ -380,30 +265,8 @@ def _matches(match, card):
 
 
 def module_args(entry, address):
-    """Arguments of the programming module for one card (None for passthrough)."""
-    kind = entry["kind"]
-    if kind == "fpga":
-        f = entry["fpga"]
-        args = {"address": address, "bitstream": f["bitstream"], "sha256": f["sha256"], "function_id": f["function_id"]}
-        for key in ("port", "rollback_bitstream", "rollback_sha256"):
-            if f[key]:
-                args[key] = f[key]
-        return args
-    if kind == "vgpu":
-        return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
-    if kind == "mig":
-        args = {"address": address, "mode": entry["mig"]["mode"]}
-        if entry["mig"]["layout"] is not None:
-            args["layout"] = entry["mig"]["layout"]
-        return args
-    if kind == "vfs":
-        args = {"address": address, "num_vfs": entry["vfs"]["count"]}
-        if entry["vfs"]["driver"]:
-            args["vf_driver"] = entry["vfs"]["driver"]
-        if entry["vfs"]["vfs"]:
-            args["vfs"] = entry["vfs"]["vfs"]
-        return args
-    return None
+    """Arguments of the programming module for one card (None when nothing programs it)."""
+    return kind_of(entry).module_args(entry, address)
 
 
 def resolve(functions, discovery, validated=False):
@@ -483,7 +346,7 @@ def resolve(functions, discovery, validated=False):
                 "in_use_by": evidence,
                 "blocked": bool(busy and not has),
                 "reason": why,
-                "module": KIND_MODULES[entry["kind"]],
+                "module": kind_of(entry).module,
                 "module_args": module_args(entry, card["address"]),
                 "placement": entry["placement"],
                 "nova": entry["nova"],
@@ -553,12 +416,7 @@ def reporters(resolution, discovery, reporting):
 def entry_function_names(entry):
     """``{function id or vGPU type: entry name}`` for a validated entry, every spelling of the id a card or
     Placement may show (Placement's function_names)."""
-    if entry["kind"] == "fpga":
-        fid = entry["fpga"]["function_id"]
-        return {function_id(fid): entry["name"], fid: entry["name"]}
-    if entry["kind"] == "vgpu":
-        return {entry["vgpu"]["type"]: entry["name"]}
-    return {}
+    return kind_of(entry).function_names(entry)
 
 
 def _describe_match(match):
@@ -575,10 +433,15 @@ def _sum(value):
     return text[len("sha256:"):] if text.startswith("sha256:") else text
 
 
+# the keys of a kind's section that pin a file by its checksum (the fpga kind's), each with the key of that file;
+# read from the raw entry by name, so that the allow-list check loads no kind
+PINNED_CHECKSUMS = (("sha256", "bitstream"), ("rollback_sha256", "rollback_bitstream"))
+
+
 def not_allowed(functions, allowed, option="accelerator_host_allowed_functions"):
     """The entries of ``functions`` outside the allow-list ``allowed``, one line each: the entry's name must be
-    listed (case-insensitive), and an FPGA entry's ``sha256`` and ``rollback_sha256`` too (items of 64 hex
-    digits, optionally ``sha256:``, are checksums; the rest are names)."""
+    listed (case-insensitive), and every checksum the entry pins (an FPGA entry's ``sha256`` and
+    ``rollback_sha256``) too (items of 64 hex digits, optionally ``sha256:``, are checksums; the rest are names)."""
     names = set(str(a).lower() for a in allowed if not SHA256_RE.match(_sum(a)))
     sums = set(_sum(a) for a in allowed if SHA256_RE.match(_sum(a)))
     out = []
@@ -587,12 +450,13 @@ def not_allowed(functions, allowed, option="accelerator_host_allowed_functions")
         name = str(entry.get("name", "") if entry.get("name") is not None else "None")
         if name.lower() not in names:
             out.append("%s: function name not in %s" % (name, option))
-        fpga = entry.get("fpga")
-        if isinstance(fpga, Mapping):
-            for key, source in (("sha256", "bitstream"), ("rollback_sha256", "rollback_bitstream")):
-                if fpga.get(key) and _sum(fpga[key]) not in sums:
-                    out.append("%s: fpga.%s %s (%s) not in %s"
-                               % (name, key, _sum(fpga[key]), fpga.get(source, "?"), option))
+        for section_name, section in entry.items():
+            if section_name in ENTRY_KEYS or not isinstance(section, Mapping):
+                continue
+            for key, source in PINNED_CHECKSUMS:
+                if section.get(key) and _sum(section[key]) not in sums:
+                    out.append("%s: %s.%s %s (%s) not in %s"
+                               % (name, section_name, key, _sum(section[key]), section.get(source, "?"), option))
     return out
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import HOST_PROGRAM_SETTINGS, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (
     gpu_minor,
     mig_evidence,
@@ -802,3 +803,49 @@ PROGRAM = tool_program(
 )
 PROGRAM.module_kwargs = dict(mutually_exclusive=[("address", "gpu"), ("layout", "mig_parted_config")],
                              required_one_of=[("address", "gpu")], required_together=[("mig_parted_config", "config_name")])
+
+
+# -- the declaration's mig kind ----------------------------------------------------------------------------------
+class MigKind(Kind):
+    """An NVIDIA GPU's MIG mode and layout (``accelops.lifecycle.nvidia_mig``). It lives with the MIG engine, whose
+    layout forms it accepts; the registry imports it only for a declaration that asks for MIG."""
+
+    name = "mig"
+    keys = ("layout", "mode")
+    families = ("gpu",)
+    module = "accelops.lifecycle.nvidia_mig"
+    converge_settings = HOST_PROGRAM_SETTINGS
+
+    def validate(self, c, raw):
+        m = c.mapping(raw, "mig", self.keys)
+        mode = m.get("mode", "enabled")
+        if mode not in ("enabled", "disabled"):
+            c.fail("mig.mode", "%r is not a MIG mode; accepted: enabled, disabled" % (mode,))
+        try:
+            names = parse_layout(m.get("layout"), option="layout")
+        except ProgrammingError as e:  # the engine's message names the key and the accepted forms
+            c.fail("mig", str(e))
+        if mode == "enabled" and names is None:
+            c.fail("mig.layout", "is required with mode enabled: a list like [{profile: 1g.10gb, count: 7}], a "
+                                 "mapping {1g.10gb: 7} or a string like '2 x 3g.40gb + 1 x 1g.10gb'")
+        return {"mode": mode, "layout": m.get("layout"), "profiles": names}
+
+    def refusal(self, entry, card):
+        if (card.get("gpu") or {}).get("mig") is None:
+            return "not a MIG-capable GPU (discovery shows no gpu.mig)"
+        return None
+
+    def carries(self, entry, card, by_addr):
+        return carries_layout(card, entry["mig"]["mode"], entry["mig"]["profiles"])
+
+    def module_args(self, entry, address):
+        args = {"address": address, "mode": entry["mig"]["mode"]}
+        if entry["mig"]["layout"] is not None:
+            args["layout"] = entry["mig"]["layout"]
+        return args
+
+    def program(self):
+        return PROGRAM
+
+
+MIG_KIND = MigKind()

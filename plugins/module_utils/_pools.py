@@ -462,20 +462,6 @@ def _profile_lines(profiles):
     return lines
 
 
-def units_for(entry, card):
-    """Free units a card offers once it carries ``entry``'s function (before anyone uses it)."""
-    kind = entry["kind"]
-    if kind == "fpga":
-        if entry["fpga"]["port"]:
-            return 1
-        return max(1, len((card.get("fpga") or {}).get("ports") or []))
-    if kind == "vgpu":
-        return entry["vgpu"]["count"]
-    if kind == "vfs":
-        return entry["vfs"]["count"]
-    return 1
-
-
 def _provider_free(p):
     invs = p.get("inventories") or {}
     usages = p.get("usages") or {}
@@ -655,7 +641,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
                     considered.append({"pool": pool["name"], "host": c.host, "address": c.address, "reason": why})
                 break
             _key, c, cat, donors = min(ranked, key=lambda t: t[0])
-            units = c.free if cat == PUBLISH and c.providers else units_for(entry, c.record)
+            units = c.free if cat == PUBLISH and c.providers else D.kind_of(entry).units(entry, c.record)
             reason = _reason(c, entry, cat, donors, free, c.host in changed_hosts)
             for d in donors:
                 free[d["name"]] -= c.counted

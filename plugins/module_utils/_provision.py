@@ -15,6 +15,7 @@ A card is free when discovery shows no unit in use and Placement shows no alloca
 from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import kind as kind_named, kinds
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, card_provider_pattern, record_units
 
 PUBLISH, LOAD, RELOAD = 0, 1, 2
@@ -35,30 +36,29 @@ def _norm_id(value):
 
 def function_kinds(functions):
     """``{name: {"kind": "fpga"|"vgpu", "id": function id or vGPU type, "trait": CUSTOM_FUNCTION_<NAME>, ...}}``
-    from the playbook's input: each name maps to ``{bitstream, sha256, function_id}`` or ``{vgpu_type}``."""
+    from the playbook's input: each name maps to how a kind that can be provisioned loads it (the kind's
+    ``provision_keys``: ``{bitstream, sha256, function_id}`` or ``{vgpu_type}``)."""
+    provisioned = [k for k in kinds() if k.provision_keys]
     if not isinstance(functions, dict) or not functions:
-        raise ProvisionInputError("functions: expected a mapping of function name to how to load it "
-                                  "({bitstream, sha256, function_id} or {vgpu_type})")
+        raise ProvisionInputError("functions: expected a mapping of function name to how to load it (%s)"
+                                  % " or ".join("{%s}" % ", ".join(k.provision_keys) for k in provisioned))
     out = {}
     for name, how in functions.items():
         if not isinstance(how, dict):
             raise ProvisionInputError("functions.%s: expected a mapping, got %s" % (name, type(how).__name__))
-        if how.get("bitstream"):
-            missing = [k for k in ("sha256", "function_id") if not how.get(k)]
-            if missing:
-                raise ProvisionInputError("functions.%s: a bitstream needs %s too" % (name, " and ".join(missing)))
-            kind, fid = "fpga", how["function_id"]
-        elif how.get("vgpu_type"):
-            kind, fid = "vgpu", how["vgpu_type"]
-        else:
-            raise ProvisionInputError("functions.%s: give bitstream + sha256 + function_id (FPGA) or vgpu_type "
-                                      "(GPU)" % name)
+        kind = next((k for k in provisioned if how.get(k.provision_keys[0])), None)
+        if kind is None:
+            raise ProvisionInputError("functions.%s: give %s" % (name, " or ".join(
+                "%s (%s)" % (" + ".join(k.provision_keys), k.provision_label) for k in provisioned)))
+        missing = [k for k in kind.provision_keys[1:] if not how.get(k)]
+        if missing:
+            raise ProvisionInputError("functions.%s: a %s needs %s too" % (name, kind.provision_keys[0], " and ".join(missing)))
         try:
             trait = _naming.function_trait(str(name))
         except ValueError:
             raise ProvisionInputError("functions.%s: the name gives no trait name (need an ASCII letter or digit)"
                                       % name)
-        out[str(name)] = dict(how, kind=kind, id=str(fid), trait=trait)
+        out[str(name)] = dict(how, kind=kind.name, id=str(how[kind.provision_id_key]), trait=trait)
     return out
 
 
@@ -176,16 +176,10 @@ def _fits(rec, fn):
     """Can this card carry the function at all?"""
     if rec.get("physfn"):
         return False
-    if fn["kind"] == "fpga":
-        return rec.get("family") == "fpga"
-    if rec.get("family") != "gpu":
+    kind = kind_named(fn["kind"])
+    if kind.families and rec.get("family") not in kind.families:
         return False
-    gpu = rec.get("gpu") or {}
-    types = [t.get("id") for t in gpu.get("mdev_types") or []]
-    for vf in gpu.get("vgpu_vfs") or []:
-        types.extend(t.get("id") for t in vf.get("creatable_types") or [])
-        types.append((vf.get("current_type") or {}).get("id"))
-    return fn["id"] in types
+    return kind.provision_fits(rec, fn["id"])
 
 
 def _loaded(rec):
@@ -256,7 +250,8 @@ def plan(profiles, functions, hosts, providers=None):
             unplaceable.append({"profile": prof.get("name"), "reason": problem})
         for gi, name, count in wanted:
             fn = fns[name]
-            n = count if fn["kind"] == "fpga" else 1
+            kind = kind_named(fn["kind"])
+            n = kind.provision_cards(count)
             pool = []
             for cat, host, rec, other, refusal in cards(hosts, fn, providers):
                 key = (host, rec.get("address"))
@@ -282,10 +277,7 @@ def plan(profiles, functions, hosts, providers=None):
                 act = {"profile": prof.get("name"), "group": gi, "function": name, "kind": fn["kind"], "host": host,
                        "address": rec.get("address"), "change": ("publish", "load", "reload")[cat],
                        "function_id": fn["id"], "reason": "%s %s: %s" % (host, rec.get("address"), why)}
-                if fn["kind"] == "fpga":
-                    act.update(bitstream=fn["bitstream"], sha256=fn["sha256"])
-                else:
-                    act.update(vgpu_type=fn["id"], vgpu_count=count)
+                act.update(kind.provision_action(fn, count))
                 actions.append(act)
                 chosen.append(act)
                 considered.append({"profile": prof.get("name"), "function": name, "host": host,

@@ -21,6 +21,8 @@ PCI_FORM = ("a PCI address DDDD:BB:SS.F or BB:SS.F in hex (e.g. 0000:3b:00.4; do
 UUID_FORM = "an mdev UUID (8-4-4-4-12 hex digits, e.g. 4b20d080-1b54-4048-85b3-a6a62d165c01)"
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# a sha256 checksum as a declaration pins a file and an allow-list names it (any case)
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 # the shape of a PCI address, before the range checks of parse_pci_address
 PCI_SHAPE_RE = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-9a-f])$")
 # the form pci_address returns, which the kernel's own names and link targets already have

@@ -2,25 +2,27 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The driver registry: which family driver handles a PCI function.
+"""The driver registry: which family driver handles a PCI function, and the declaration's kinds.
 
 Drivers are asked in priority order; the first whose ``claims()`` is true handles the function.
 The generic PCI driver is last and claims everything. A VF is handled by its PF's driver when that
 driver says ``claims_vfs``. Adding a vendor means adding one driver module and listing it here.
+A declaration kind (:class:`_base.Kind`) lives in the file of the family that owns it and is listed here once.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
 
 from __future__ import annotations
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MODELS, Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MODELS, PASSTHROUGH_KIND, Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.amd_gpu import AmdInstinctDriver
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import FPGA_KIND
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import VGPU_KIND, GpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import IntelFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_gpu import IntelDataCenterGpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nic import SriovNicDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import NvidiaGpuDriver
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import PciDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import VFS_KIND, PciDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.qat import QatDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
 
@@ -28,7 +30,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "MODELS", "Driver", "Registry", "default_drivers", "family_drivers", "for_record", "vendor_vfio_vendors", "for_sriov_pf"]
+__all__ = ["FAMILIES", "KIND_NAMES", "MODELS", "Driver", "Kind", "Registry", "default_drivers", "family_drivers", "for_record",
+           "kind", "kinds", "vendor_vfio_vendors", "for_sriov_pf"]
 
 
 def default_drivers():
@@ -40,6 +43,36 @@ def default_drivers():
 
 
 _BUILT_IN = default_drivers()
+
+
+def _mig_kind():
+    # the MIG engine, and the host-module machinery it programs through, load only for a declaration asking for MIG
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import MIG_KIND  # pylint: disable=import-outside-toplevel
+    return MIG_KIND
+
+
+# The declaration's kinds, one line each, in the order its messages list them: the name and the kind object, or
+# what imports it when its file is an engine that a declaration of other kinds should not load.
+_KINDS = (
+    ("fpga", FPGA_KIND),
+    ("vgpu", VGPU_KIND),
+    ("vfs", VFS_KIND),
+    ("mig", _mig_kind),
+    ("passthrough", PASSTHROUGH_KIND),
+)
+KIND_NAMES = tuple(name for name, _kind in _KINDS)
+_KIND_BY_NAME = dict(_KINDS)
+
+
+def kind(name):
+    """The declaration kind ``name`` (a :class:`Kind`); KeyError for a name that is not one."""
+    found = _KIND_BY_NAME[name]
+    return found if isinstance(found, Kind) else found()
+
+
+def kinds():
+    """Every declaration kind, in :data:`KIND_NAMES` order (the lazily registered ones are imported)."""
+    return [kind(name) for name in KIND_NAMES]
 
 
 def family_drivers(family):

@@ -7,7 +7,8 @@
 A driver is a small stateless object. Discovery asks :meth:`Driver.claims` of each driver in
 registry order (first claim wins), then :meth:`Driver.describe` for each claimed function that
 survives the filters. ``plan``/``apply``/``verify``/``release`` are the programming interface; they
-are declared here and implemented by the programming work.
+are declared here and implemented by the programming work. :class:`Kind` is what the shared code asks of a
+declaration kind; the generic one, ``passthrough``, is here.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -155,6 +156,91 @@ class Driver(object):
     def release(self, record, unit, ctx):
         """Undo what was created for ``unit`` (remove an mdev, reset a vGPU type, unbind)."""
         raise NotImplementedError("%s: release() is not implemented yet" % self.name)
+
+
+# -- declaration kinds -------------------------------------------------------------------------------
+# What a declaration entry asks a card to carry (docs/declaration.md): a bitstream, a vGPU type, a VF count, a MIG
+# layout, or the device as it is. Each kind is one object in the file of the family that owns it, registered in
+# _drivers/__init__.py; the declaration, the converge, the pool keeper and the provisioning choice ask it.
+DRIVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# the converge's settings the host programming modules take (the module's option -> accelerator_converge's option)
+HOST_PROGRAM_SETTINGS = {"persistent": "persistent", "persist_root": "persist_root", "tool_timeout": "tool_timeout",
+                         "libvirt_run_dir": "libvirt_run_dir"}
+
+
+class Kind(object):
+    """One kind of declared function. The shared code asks it everything that differs between kinds; the
+    defaults are a function that nothing programs and that a card offers as one unit."""
+
+    name = None
+    keys = ()                # the keys of the entry's section (``<name>: {...}``), in the order messages list them
+    families = None          # the families whose cards can carry it (None: any)
+    module = None            # the module that programs it (None: nothing does, the card is used as it is)
+    converge_settings = {}   # accelerator_converge's settings that module takes: its option -> the converge's option
+    provision_keys = ()      # the provision filter's ``{how}`` of this kind, the key that marks it first
+    provision_id_key = None  # the key of ``{how}`` that holds the function id or type
+    provision_label = None   # what the provision filter's messages call it
+
+    def validate(self, c, raw):
+        """The entry's section ``raw`` normalised; ``c`` (the declaration's checker) fails naming the key."""
+        raise NotImplementedError("%s: validate() is not implemented" % self.name)
+
+    def refusal(self, entry, card):
+        """Why ``card`` (a record of one of :attr:`families`) cannot carry ``entry``'s function, or None."""
+        return None
+
+    def carries(self, entry, card, by_addr):
+        """Whether ``card`` offers ``entry``'s function exactly already (nothing to program); ``by_addr``: the host's
+        records by address."""
+        raise NotImplementedError("%s: carries() is not implemented" % self.name)
+
+    def module_args(self, entry, address):
+        """The arguments of :attr:`module` for the card at ``address`` (None when nothing programs it)."""
+        return None
+
+    def program(self):
+        """The :class:`_hostmodule.Program` of :attr:`module` (its engine is imported on first use)."""
+        return None
+
+    def function_names(self, entry):
+        """``{function id or type: entry name}``, every spelling of it a card or Placement may show."""
+        return {}
+
+    def units(self, entry, card):
+        """The free units ``card`` offers once it carries ``entry``'s function, before anyone uses it."""
+        return 1
+
+    # -- the provision filter (playbooks/provision_profiles.yml): ``{function name: how to load it}`` ----------
+    def provision_fits(self, record, function_id):
+        """Whether ``record`` (a card of one of :attr:`families`) can be given the function ``function_id``."""
+        return True
+
+    def provision_cards(self, count):
+        """How many cards a device profile's group of ``count`` units takes."""
+        return 1
+
+    def provision_action(self, fn, count):
+        """What a provisioning action adds for the function ``fn`` (its ``{how}`` with ``id``) and ``count``."""
+        return {}
+
+
+class PassthroughKind(Kind):
+    """The device as it is, passed to guests whole; only the kernel driver it is bound to can be declared (nothing
+    binds it: the converge reports such a card ``unsupported`` when it differs)."""
+
+    name = "passthrough"
+    keys = ("driver",)
+
+    def validate(self, c, raw):
+        p = c.mapping(raw if raw is not None else {}, "passthrough", self.keys)
+        return {"driver": c.string(p.get("driver"), "passthrough.driver", DRIVER_NAME_RE, "a kernel driver name")}
+
+    def carries(self, entry, card, by_addr):
+        drv = entry["passthrough"]["driver"]
+        return drv is None or card.get("driver") == drv
+
+
+PASSTHROUGH_KIND = PassthroughKind()
 
 
 # -- shared helpers ----------------------------------------------------------------------------------

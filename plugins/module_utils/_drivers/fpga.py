@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What the FPGA family's cards (Intel DFL/OPAE, Xilinx Alveo) have in common beyond discovery: how a record
 becomes Placement providers, how a loaded function is named, and what a programmable target is (the vendors'
-drivers say where theirs is, which bitstream format and tool load it). The vendors' drivers subclass it.
+drivers say where theirs is, which bitstream format and tool load it). The vendors' drivers subclass it. The
+declaration's ``fpga`` kind (a bitstream to load) is the family's too.
 
 Standard library only, Python 3.9+.
 """
@@ -14,13 +15,16 @@ from __future__ import annotations
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import SHA256_RE, function_id
 
 __metaclass__ = type
 
 
 HEX_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+# a function id as a declaration may give it: 32 hex digits, with or without a UUID's dashes
+UUIDISH_RE = re.compile(r"^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$")
 
 
 def normalize_id(value):
@@ -159,3 +163,79 @@ class FpgaDriver(Driver):
         if not fn:
             return [(addr, None, 0, base + rtraits, "single-program card with no function loaded: no inventory")]
         return [(addr, "FPGA", int(fpga.get("slots") or 1), base + rtraits + function_traits(fn), None)]
+
+
+class FpgaKind(Kind):
+    """A bitstream loaded onto an FPGA card, pinned by its sha256 (``accelops.lifecycle.fpga_program``)."""
+
+    name = "fpga"
+    keys = ("bitstream", "sha256", "function_id", "port", "rollback_bitstream", "rollback_sha256")
+    families = ("fpga",)
+    module = "accelops.lifecycle.fpga_program"
+    converge_settings = {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"}
+    provision_keys = ("bitstream", "sha256", "function_id")
+    provision_id_key = "function_id"
+    provision_label = "FPGA"
+
+    def validate(self, c, raw):
+        f = c.mapping(raw, "fpga", self.keys)
+        out = {
+            "bitstream": c.string(f.get("bitstream"), "fpga.bitstream", required=True, form="path of the bitstream file"),
+            "sha256": c.string(f.get("sha256"), "fpga.sha256", SHA256_RE, "64 hex digits", required=True),
+            "function_id": c.string(f.get("function_id"), "fpga.function_id", UUIDISH_RE,
+                                    "the AFU / xclbin UUID, with or without dashes", required=True),
+            "port": c.string(f.get("port"), "fpga.port"),
+            "rollback_bitstream": c.string(f.get("rollback_bitstream"), "fpga.rollback_bitstream"),
+            "rollback_sha256": c.string(f.get("rollback_sha256"), "fpga.rollback_sha256", SHA256_RE, "64 hex digits"),
+        }
+        out["sha256"] = out["sha256"].lower()
+        if bool(out["rollback_bitstream"]) != bool(out["rollback_sha256"]):
+            c.fail("fpga.rollback_sha256", "rollback_bitstream and rollback_sha256 go together")
+        return out
+
+    def carries(self, entry, card, by_addr):
+        # the card as one device: a vendor may keep the loaded function on the card's VFs (an Intel PAC whose port
+        # moved to its VF); the registry is imported here because it imports this file
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
+        card = for_record(card).card_view(card, by_addr)
+        fid = function_id(entry["fpga"]["function_id"])
+        ports = (card.get("fpga") or {}).get("ports") or []
+        if entry["fpga"]["port"]:
+            want = entry["fpga"]["port"]
+            ports = [p for p in ports if p.get("id") == want or p.get("id", "").rsplit(".", 1)[-1] == want]
+        loaded = [function_id(p.get("afu_id")) for p in ports]
+        if not loaded:
+            loaded = [function_id((card.get("function") or {}).get("id"))]
+        return bool(loaded) and all(x == fid for x in loaded)
+
+    def module_args(self, entry, address):
+        f = entry["fpga"]
+        args = {"address": address, "bitstream": f["bitstream"], "sha256": f["sha256"], "function_id": f["function_id"]}
+        for key in ("port", "rollback_bitstream", "rollback_sha256"):
+            if f[key]:
+                args[key] = f[key]
+        return args
+
+    def program(self):
+        # imported here: the FPGA engine is loaded by the converge of a card to change, not by the declaration
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM  # pylint: disable=import-outside-toplevel
+        return PROGRAM
+
+    def function_names(self, entry):
+        fid = entry["fpga"]["function_id"]
+        return {function_id(fid): entry["name"], fid: entry["name"]}
+
+    def units(self, entry, card):
+        if entry["fpga"]["port"]:
+            return 1
+        return max(1, len((card.get("fpga") or {}).get("ports") or []))
+
+    def provision_cards(self, count):
+        # one card per unit the group asks for: an FPGA function is one device
+        return count
+
+    def provision_action(self, fn, count):
+        return {"bitstream": fn["bitstream"], "sha256": fn["sha256"]}
+
+
+FPGA_KIND = FpgaKind()

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Generic GPU driver: display/3D controllers of GPU vendors other than NVIDIA (AMD, Intel), with
-their mdev types (GVT-g and the like) and SR-IOV. NVIDIA specifics live in :mod:`nvidia`.
+their mdev types (GVT-g and the like) and SR-IOV. NVIDIA specifics live in :mod:`nvidia`. The declaration's
+``vgpu`` kind (vGPUs of one type, as mdevs or typed VFs) is the GPU family's.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    HOST_PROGRAM_SETTINGS,
     Driver,
+    Kind,
     function_record,
     mdev_units,
     read_mdev,
@@ -132,3 +135,85 @@ class WholeVfGpuDriver(GpuDriver):
         except ValueError:
             return [(addr, None, 0, base_traits, "no usable PCI ids: no inventory")]
         return [(addr, rc, total, base_traits, None)]
+
+
+def vgpu_state(card):
+    """(type names and ids present on the card, number of vGPUs) for mdev and vendor-VFIO GPUs."""
+    gpu = card.get("gpu") or {}
+    names, count = set(), 0
+    for t in gpu.get("mdev_types") or []:
+        if t.get("mdevs"):
+            names.update(x for x in (t.get("id"), t.get("name")) if x)
+            count += len(t["mdevs"])
+    for vf in gpu.get("vgpu_vfs") or []:
+        cur = vf.get("current_type")
+        if cur:
+            names.update(x for x in (cur.get("id"), cur.get("name")) if x)
+            count += 1
+    return names, count
+
+
+class VgpuKind(Kind):
+    """vGPUs of one type on a GPU, as mdevs or as typed SR-IOV VFs (``accelops.lifecycle.vgpu``)."""
+
+    name = "vgpu"
+    keys = ("type", "count")
+    families = ("gpu",)
+    module = "accelops.lifecycle.vgpu"
+    converge_settings = HOST_PROGRAM_SETTINGS
+    provision_keys = ("vgpu_type",)
+    provision_id_key = "vgpu_type"
+    provision_label = "GPU"
+
+    def validate(self, c, raw):
+        v = c.mapping(raw, "vgpu", self.keys)
+        return {"type": c.string(v.get("type"), "vgpu.type", required=True,
+                                 form="a vGPU type name like 'NVIDIA A40-12Q' or id like nvidia-231"),
+                "count": c.integer(v.get("count"), "vgpu.count", minimum=1, required=True)}
+
+    def refusal(self, entry, card):
+        gpu = card.get("gpu") or {}
+        # the registry is imported here because it imports this file
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors  # pylint: disable=import-outside-toplevel
+        vendor_vfio = card.get("vendor_id") in vendor_vfio_vendors() and (card.get("sriov") or {}).get("totalvfs")
+        if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
+            return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
+        offered = {str(x).lower() for t in (gpu.get("mdev_types") or []) + (gpu.get("vgpu_types") or [])
+                   for x in (t.get("id"), t.get("name")) if x}
+        if offered and entry["vgpu"]["type"].lower() not in offered:
+            return "does not offer vGPU type %r" % entry["vgpu"]["type"]
+        return None
+
+    def carries(self, entry, card, by_addr):
+        names, count = vgpu_state(card)
+        want = entry["vgpu"]["type"]
+        return count == entry["vgpu"]["count"] and (want in names or want.lower() in {n.lower() for n in names})
+
+    def module_args(self, entry, address):
+        return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
+
+    def program(self):
+        # imported here: the vGPU engine is loaded by the converge of a card to change, not by the declaration
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM  # pylint: disable=import-outside-toplevel
+        return PROGRAM
+
+    def function_names(self, entry):
+        return {entry["vgpu"]["type"]: entry["name"]}
+
+    def units(self, entry, card):
+        return entry["vgpu"]["count"]
+
+    def provision_fits(self, record, function_id):
+        gpu = record.get("gpu") or {}
+        types = [t.get("id") for t in gpu.get("mdev_types") or []]
+        for vf in gpu.get("vgpu_vfs") or []:
+            types.extend(t.get("id") for t in vf.get("creatable_types") or [])
+            types.append((vf.get("current_type") or {}).get("id"))
+        return function_id in types
+
+    def provision_action(self, fn, count):
+        # one card gives the group's vGPUs
+        return {"vgpu_type": fn["id"], "vgpu_count": count}
+
+
+VGPU_KIND = VgpuKind()

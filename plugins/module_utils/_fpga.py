@@ -471,6 +471,13 @@ class BootUnit(object):
             "    [ \"$tries\" -lt %d ] && sleep %d" % (BOOT_RETRIES, BOOT_RETRY_DELAY),
             "done"]
 
+    def after(self):
+        """The units the load starts after: the file systems, and for a port given to a VF the PF's SR-IOV unit, which
+        makes the VF that the function is read back on."""
+        if self.target.port_on_vf:
+            return ("local-fs.target", unit_basename("sriov", self.target.address) + ".service")
+        return ("local-fs.target",)
+
     def add_steps(self, plan):
         """Add the steps that make the boot files what they must be (nothing when they already are)."""
         if self.present and not _same_file(self.paths["bitstream"], self.bitstream["sha256"]):
@@ -484,7 +491,7 @@ class BootUnit(object):
         self.files.unit_steps(
             plan, self.wrap, "fpga_program", "fpga", self.target.address,
             "Load FPGA function %s onto %s (accelops.lifecycle)" % (dashed(self.bitstream["function_id"]), self.target.name),
-            self.body() if self.present else None, part=self.target.port, after=("local-fs.target",), restart=False,
+            self.body() if self.present else None, part=self.target.port, after=self.after(), restart=False,
             timeout_start=BOOT_RETRIES * (self.timeout + 10 + BOOT_RETRY_DELAY) + 30, legacy=legacy)
 
     def _copy_bitstream(self):

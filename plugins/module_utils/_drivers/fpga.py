@@ -66,6 +66,7 @@ class Target(object):
         self.slots = []                 # units that get the function (all of a single-program card)
         self.related = []               # addresses whose users make the target busy
         self.port_nodes = []            # Intel: /dev nodes of the port
+        self.port_on_vf = False         # Intel: the port was given to a VF of the card (read back there)
 
     @property
     def name(self):

@@ -120,6 +120,7 @@ class IntelFpgaDriver(FpgaDriver):
         t.interface_ids = [r["interface_id"] for r in fp.get("regions") or [] if r.get("interface_id")]
         home = next(h for h, p in homes if p is chosen)
         base = "/sys/bus/pci/devices/%s" % home
+        t.port_on_vf = home != rec["address"]
         rel = find_rel(sysfs, base, chosen["id"])
         t.function_path = "%s/%s/afu_id" % (base, rel) if rel else None
         if fp["layout"] == "opae":

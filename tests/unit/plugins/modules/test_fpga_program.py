@@ -573,13 +573,17 @@ def test_a_pac_whose_port_was_given_to_its_vf_is_programmed_through_the_pf(tmp_p
         k.set_numvfs(OPAE["address"], "1")
     vf = "0000:5e:00.1"
     path, digest = gbs(tmp_path, OPAE)
-    args = {"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest}
+    args = {"root": h.root, "address": OPAE["address"], "bitstream": path, "sha256": digest, "persistent": True}
     r = run(args)
     assert r.kind == "exit" and r.result["changed"], r.result.get("msg")
     # the tool is pointed at the PF (its FME reconfigures the region); the function is read back on the VF's port
     assert r.result["tool"]["runs"][0]["argv"][1:7] == ["-B", "0x5e", "-D", "0x00", "-F", "0x0"]
     rec = discover(Sysfs(root=h.root), families=["fpga"], addresses=[vf], nvidia_smi="never")["accelerators"][0]
     assert rec["address"] == vf and rec["fpga"]["ports"][0]["afu_id"] == AFU_A
+    # at boot the load waits for the PF's SR-IOV unit, which makes the VF that the function is read back on
+    with open(os.path.join(h.root, "etc/systemd/system", r.result["persistent"]["unit"])) as f:
+        after = [line for line in f.read().splitlines() if line.startswith("After=")]
+    assert after and "accelops-sriov-0000_5e_00_0.service" in after[0].split("=", 1)[1].split(), after
     assert not run(args).result["changed"]
     # an instance on the VF makes the card in use
     h.mark_in_use(vf, by="domain", name="instance-0000000a")

@@ -41,7 +41,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia
     parse_mig_gi,
     parse_mig_gip,
     parse_mig_gipp,
+    parse_vgpu_query,
     read_mig_minors,
+    vgpu_gi_evidence,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
@@ -421,17 +423,28 @@ def gpu_domains(ops, address):
     return out
 
 
+def vgpu_holders(ops, gpu):
+    """{gi id: [evidence]}: the MIG-backed vGPUs ``nvidia-smi vgpu -q`` lists on the GPU, by the GI each holds. A
+    tool without vGPU support (the plain datacenter driver) answers with an error: no vGPU holds a GI then."""
+    rc, out, _err = ops.run_tool(SMI, ["vgpu", "-q", "-i", str(gpu["index"])], check=False)
+    if rc != 0:
+        return {}
+    return vgpu_gi_evidence(parse_vgpu_query(out).get(gpu["address"], []))
+
+
 def instance_evidence(ops, gpu, gis):
-    """{gi id: [evidence]}: processes holding the GI's caps nodes; running domains with the GPU count for each GI."""
+    """{gi id: [evidence]}: processes holding the GI's caps nodes, a MIG-backed vGPU on the GI, and running domains
+    with the GPU (for each GI)."""
     inuse = ops.inuse()
     by_path = getattr(inuse, "by_path", {})
     minors = read_mig_minors(ops.sysfs) if by_path else {}
     minor = gpu_minor(ops.sysfs, gpu["address"], gpu["index"])
     domains = gpu_domains(ops, gpu["address"])
+    vgpus = vgpu_holders(ops, gpu) if gis else {}
     out = {}
     for gi in gis:
         ev = mig_evidence(by_path, minors, minor, gi["id"], gi["compute_instances"]) if by_path else []
-        out[gi["id"]] = ev + domains
+        out[gi["id"]] = ev + vgpus.get(gi["id"], []) + domains
     return out
 
 

@@ -122,11 +122,11 @@ class HostOps(object):
 
 
 def blocking(evidence, force):
-    """The evidence that blocks a change: everything without ``force``; with ``force`` only running domains
-    (a process holding a VFIO group can be overridden, a domain never)."""
+    """The evidence that blocks a change: everything without ``force``; with ``force`` all but processes (a process
+    holding a VFIO group can be overridden; a running domain, or a vGPU holding a MIG GPU instance, never)."""
     if not force:
         return list(evidence)
-    return [e for e in evidence if e["kind"] == "domain"]
+    return [e for e in evidence if e["kind"] != "process"]
 
 
 def blocked_error(plan, what):

@@ -82,7 +82,8 @@ options:
   force:
     description:
       - Go ahead when the only evidence that a GPU instance is in use is a process holding its capability node
-        (C(nvidia-smi) itself still refuses while the node is held). A running domain always refuses.
+        (C(nvidia-smi) itself still refuses while the node is held). A running domain, or a MIG-backed vGPU on the
+        GPU instance (C(nvidia-smi vgpu -q)), always refuses.
     type: bool
     default: false
   persistent:

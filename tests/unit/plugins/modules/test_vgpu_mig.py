@@ -121,11 +121,21 @@ def test_reboot_brings_back_the_layout_then_the_vgpus(h100, tmp_path):
 
 
 def test_a_layout_change_is_refused_while_a_vgpu_holds_an_instance(h100, tmp_path):
-    # 7 x 1g.10gb keeps GIs 7 and 8 and must destroy GI 2, which backs the H100-3-40C vGPU: the driver refuses
-    # (nvidia_mig's own in-use check does not see vGPUs yet) and the run is undone
+    # 7 x 1g.10gb keeps GIs 7 and 8 and must destroy GI 2, which backs the H100-3-40C vGPU: nvidia_mig's plan reads
+    # the vGPUs (nvidia-smi vgpu -q) and refuses before any change, with force too (the driver would refuse as well)
     assert _vgpu(h100, tmp_path, type="NVIDIA H100-3-40C", count=1).kind == "exit"
-    e = run_module(nvidia_mig.main, {"root": h100.root, "address": PF, "layout": "7 x 1g.10gb"})
-    assert e.kind == "fail" and "In use by another client" in e.result["msg"], e.result
-    assert e.result["state"] == "unchanged"
+    before = h100.state()["mig"][PF]["gpu_instances"]
+    for force in (False, True):
+        e = run_module(nvidia_mig.main, {"root": h100.root, "address": PF, "layout": "7 x 1g.10gb", "force": force})
+        assert e.kind == "fail", e.result
+        assert "MIG GPU instance 2 (3g.40gb" in e.result["msg"] and "would be destroyed and is in use" in e.result["msg"]
+        assert "vGPU NVIDIA H100-3-40C on VF 0000:1b:00.4 (nvidia-smi vgpu -q: GPU Instance ID 2)" in e.result["msg"]
+        assert "pid None" not in e.result["msg"]
+        assert not any("-dci" in r["argv"] or "-dgi" in r["argv"] for r in (e.result.get("tool") or {}).get("runs", [])), \
+            "refused before the tool destroys anything"
+        assert h100.state()["mig"][PF]["gpu_instances"] == before
     assert _backing(h100) == {2: "0000:1b:00.4", 7: None, 8: None}
-    assert all(len(gi["compute_instances"]) == 1 for gi in h100.state()["mig"][PF]["gpu_instances"])
+    # disabling MIG would destroy every GPU instance: refused the same way
+    e = run_module(nvidia_mig.main, {"root": h100.root, "address": PF, "mode": "disabled"})
+    assert e.kind == "fail" and "GPU Instance ID 2" in e.result["msg"], e.result
+    assert h100.state()["mig"][PF]["mode"] == "Enabled"

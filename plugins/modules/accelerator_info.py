@@ -278,7 +278,11 @@ accelerators:
       elements: dict
     gpu:
       description: GPU details (mdev_types, mdevs, vgpu, vgpu_types, vgpu_vfs, mig, iov), null for other families;
-        mig.profiles lists the GPU instance profiles when MIG is enabled (id, name, instances free/total, memory, slices).
+        mig has the MIG mode (current, pending), the GPU instances with their compute instances and in-use evidence,
+        and profiles, the GPU instance profiles when MIG is enabled (id, name, instances free/total, memory, slices).
+        On a GPU in MIG mode with typed VFs (MIG-backed vGPU), mig.vgpus lists each VF's vGPU (address, type, profile,
+        gpu_instance_id from C(nvidia-smi vgpu -q)) and mig.creatable_vgpu_types the MIG-backed types a VF can take
+        now (id, name, profile, free GPU instances of that profile).
       type: dict
     fpga:
       description: FPGA details (vendor, layout, board, bitstream_id, regions, ports, healthy, management_address,

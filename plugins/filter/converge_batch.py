@@ -20,7 +20,8 @@ description:
     M(accelops.lifecycle.placement_provider_info) requests; only hosts with a card to change, or every host in plan
     mode), V(check) (plan mode; the O(accelops.lifecycle.placement_provider_tree#module:hosts) to compare with
     Placement), V(drain) (the hosts with cards to change, each card drained) and V(report) (every host that got to
-    the report, with its discovery after the change, the drains to keep and the drains to release).
+    the report, with its discovery after the change, the drains to keep and the drains to release), or V(hosts) (the
+    inventory names of the batch's hosts that run the role, the loop of the role's summary).
 options:
   _input:
     description:
@@ -37,7 +38,7 @@ options:
   step:
     description: For C(converge_batch), which call to prepare.
     type: str
-    choices: [reads, check, drain, report]
+    choices: [reads, check, drain, report, hosts]
 '''
 
 EXAMPLES = r'''
@@ -58,7 +59,7 @@ _value:
       C(drained), C(kept_drained), C(drift), C(error), C(reported), C(placement_share)) and C(apply),
       C(placement_in_use), C(changing) (the cards to drain and change), C(report_item).
     - C(converge_batch); a list, the loop of the read or the O(accelops.lifecycle.placement_provider_tree#module:hosts)
-      of the check, drain or report call.
+      of the check, drain or report call, or the host names (V(hosts)).
   type: raw
 '''
 
@@ -67,7 +68,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import placement_evidence, plan_failure
 
-STEPS = ("reads", "check", "drain", "report")
+STEPS = ("reads", "check", "drain", "report", "hosts")
 # The role's variables a host's record is read from: its settings (one set_fact) and what each task returned.
 SETTINGS = "__accelerator_host_settings"
 RESULTS = (("plan", "__accelerator_host_plan"), ("read", "__accelerator_host_placement_read"),
@@ -265,6 +266,8 @@ def converge_batch(items, step):
     # hosts of the batch that do not run the role (include_role with a when) have no settings: left out
     items = [record(v, "converge_batch") for v in items
              if not isinstance(v, Mapping) or isinstance(_get(v, SETTINGS), Mapping)]
+    if step == "hosts":
+        return [item.get("host") for item in items]
     states = [(item, _state(item, "converge_batch")) for item in items]
     if step == "reads":
         names, roots = [], []

@@ -162,6 +162,14 @@ def test_hosts_that_do_not_run_the_role_are_left_out():
         converge_batch([], "apply")
 
 
+def test_the_summary_loop_names_every_host_that_runs_the_role_and_no_other():
+    # a refused host and a failed plan are summarised too; a host of the batch without the role's settings is not
+    hosts = [host("h1", plan=plan([card(NIC, "ok")])), {"inventory_hostname": "other"},
+             host("h2", refusal="not allowed"), host("h3", plan={"failed": True, "msg": "crashed"})]
+    assert converge_batch(hosts, "hosts") == ["h1", "h2", "h3"]
+    assert converge_batch([], "hosts") == []
+
+
 def test_each_call_carries_the_hosts_reporters():
     p = plan([card(NIC, "todo"), card(FPGA, "ok", kind="fpga")], TODO, reporters={NIC: "nova", FPGA: "cyborg"})
     read = {"results": [{"providers": []}]}

@@ -5,7 +5,8 @@
 """Nova (and Cyborg) configuration for the declared devices of one host.
 
 The declaration (``accelerator_host_functions``) is resolved against the host's discovery record with
-``_declaration.resolve``; each assigned card then becomes the Nova options that offer it to guests:
+``_declaration.resolve``; each assigned card then becomes the Nova options that offer it to guests, as its kind
+says (``nova_spec`` of the kind in its family's file: which devices, their ids, the defaults) and rendered here:
 
 - **vGPU on an mdev GPU** (the card, or its VFs, offer ``mdev_supported_types``): ``[devices]
   enabled_mdev_types`` and one ``[mdev_<type id>]`` section with ``device_addresses`` and ``mdev_class``

@@ -37,7 +37,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import cyborg_families, for_record, kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait

@@ -152,8 +152,8 @@ def test_an_fpga_whose_port_is_on_its_vf_offers_the_vf():
 
 def test_vfs_are_offered_by_their_pf_address_or_one_by_one_when_they_share_its_ids():
     kind = _drivers.kind("vfs")
-    pf = {"address": "0000:d8:00.0", "device_id": "1592", "sriov": {"vf_device_id": "1889",
-                                                                     "vfs": ["0000:d8:01.1", "0000:d8:01.0"]}}
+    pf = {"address": "0000:d8:00.0", "device_id": "1592",
+          "sriov": {"vf_device_id": "1889", "vfs": ["0000:d8:01.1", "0000:d8:01.0"]}}
     spec, problems = kind.nova_spec(_assignment("vfs"), pf, {})
     assert problems == [] and spec == {"addresses": ["0000:d8:00.0"], "product_id": "1889", "device_type": "type-VF",
                                        "vfs_of": "0000:d8:00.0", "resource_class": None, "managed": None}

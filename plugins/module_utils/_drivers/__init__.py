@@ -8,6 +8,8 @@ Drivers are asked in priority order; the first whose ``claims()`` is true handle
 The generic PCI driver is last and claims everything. A VF is handled by its PF's driver when that
 driver says ``claims_vfs``. Adding a vendor means adding one driver module and listing it here.
 A declaration kind (:class:`_base.Kind`) lives in the file of the family that owns it and is listed here once.
+The tables that Cyborg's, Ironic's and Nova's code need across families (``cyborg_families``, ``pci_vendors``,
+``ironic_types``, ...) are built here from the drivers' own attributes.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """

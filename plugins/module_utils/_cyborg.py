@@ -33,9 +33,8 @@ TRAIT_VALUES = ("required", "forbidden")
 MAX_NAME = 255
 _COUNT_RE = re.compile(r"^[0-9]+$")
 
-# The friendly group form.
-FAMILY_RESOURCE_CLASS = {"fpga": "FPGA", "gpu": "PGPU", "pgpu": "PGPU", "vgpu": "VGPU", "qat": "CUSTOM_QAT"}
-VENDOR_IDS = {"intel": "8086", "nvidia": "10de", "amd": "1002", "xilinx": "10ee", "mellanox": "15b3"}
+# The friendly group form. Its family words, their resource classes, vendor names and the traits a family's vendor
+# and function ids become are the families' (their drivers' Cyborg hooks).
 FRIENDLY_KEYS = ("family", "resource_class", "count", "vendor", "function", "function_id", "traits",
                  "forbidden_traits", "accel")
 
@@ -204,6 +203,12 @@ def _trait_name(text, where):
         raise CyborgInputError("%s: %r gives no usable trait name" % (where, text))
 
 
+def _registry():
+    # the drivers' registry, imported on first use: a profile in Cyborg's own form loads no driver
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers  # pylint: disable=import-outside-toplevel
+    return _drivers
+
+
 def friendly_group(group, where):
     """The friendly form of a group, turned into Cyborg's form. Keys:
 
@@ -225,17 +230,21 @@ def friendly_group(group, where):
     rc = group.get("resource_class")
     if family is not None and rc is not None:
         raise CyborgInputError("%s: give family or resource_class, not both" % where)
+    drv = None    # the family's driver: what its vendor names and function ids become
     if family is not None:
+        words = _registry().cyborg_profile_families()
         fam = str(family).lower()
-        if fam not in FAMILY_RESOURCE_CLASS:
+        if fam not in words:
             raise CyborgInputError("%s: family %r is not one of %s (or give resource_class)"
-                                   % (where, family, ", ".join(sorted(FAMILY_RESOURCE_CLASS))))
-        rc = FAMILY_RESOURCE_CLASS[fam]
+                                   % (where, family, ", ".join(sorted(words))))
+        drv = words[fam]
+        rc = drv.cyborg_profile_classes[fam]
     elif rc is None:
         raise CyborgInputError("%s: the friendly form needs family (%s) or resource_class"
-                               % (where, ", ".join(sorted(FAMILY_RESOURCE_CLASS))))
-    else:
-        fam = {"FPGA": "fpga", "PGPU": "gpu", "GPU": "gpu", "VGPU": "vgpu"}.get(str(rc))
+                               % (where, ", ".join(sorted(_registry().cyborg_profile_families()))))
+    elif group.get("vendor") is not None or group.get("function_id") is not None:
+        drv = next((d for w, d in sorted(_registry().cyborg_profile_families().items())
+                    if d.cyborg_profile_classes[w] == str(rc)), None)
     count = group.get("count", 1)
     raw = {"resources:%s" % rc: count}
     vendor = group.get("vendor")
@@ -243,25 +252,29 @@ def friendly_group(group, where):
         v = str(vendor).lower()
         if v.startswith("0x"):
             v = v[2:]
-        if fam == "fpga" and not re.match(r"^[0-9a-f]{4}$", v):
-            raw["trait:%s" % _naming.trait("FPGA", v)] = "required"
-        elif re.match(r"^[0-9a-f]{4}$", v):
+        pci_id = re.match(r"^[0-9a-f]{4}$", v)
+        named = drv.cyborg_vendor_trait(v) if drv is not None and not pci_id else None
+        if named:
+            raw["trait:%s" % named] = "required"
+        elif pci_id:
             raw["trait:%s" % _naming.trait("VENDOR", v)] = "required"
-        elif v in VENDOR_IDS:
-            raw["trait:%s" % _naming.trait("VENDOR", VENDOR_IDS[v])] = "required"
         else:
-            raise CyborgInputError("%s: vendor %r: give a PCI vendor id (4 hex digits) or one of %s"
-                                   % (where, vendor, ", ".join(sorted(VENDOR_IDS))))
+            vendors = _registry().pci_vendors()
+            if v not in vendors:
+                raise CyborgInputError("%s: vendor %r: give a PCI vendor id (4 hex digits) or one of %s"
+                                       % (where, vendor, ", ".join(sorted(vendors))))
+            raw["trait:%s" % _naming.trait("VENDOR", vendors[v])] = "required"
     if group.get("function") is not None:
         if not _naming.normalize(str(group["function"])):
             raise CyborgInputError("%s: function %r gives no usable trait name (it needs letters or digits)"
                                    % (where, group["function"]))
         raw["trait:%s" % _naming.function_trait(str(group["function"]))] = "required"
     if group.get("function_id") is not None:
-        if fam != "fpga" or vendor is None:
+        trait = drv.cyborg_function_trait(str(vendor), str(group["function_id"])) if drv and vendor is not None else None
+        if trait is None:
             raise CyborgInputError("%s: function_id is Cyborg's FPGA function id: it needs family fpga and a vendor "
                                    "(for CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>)" % where)
-        raw["trait:%s" % _naming.fpga_function_trait(str(vendor), str(group["function_id"]))] = "required"
+        raw["trait:%s" % trait] = "required"
     for t in _str_list(group.get("traits"), where + ".traits"):
         raw["trait:%s" % _trait_name(t, where + ".traits")] = "required"
     for t in _str_list(group.get("forbidden_traits"), where + ".forbidden_traits"):

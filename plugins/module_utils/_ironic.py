@@ -30,7 +30,7 @@ import time
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record, ironic_default_families, ironic_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)
 
@@ -43,8 +43,10 @@ OWNER_TRAIT = "CUSTOM_ACCELOPS_PREPARED"
 OWNED_PREFIXES = tuple(MANAGED_TRAIT_PREFIXES) + (OWNER_TRAIT,)
 # Ironic's inspection hook writes exactly these keys (known_accelerators.yaml entries plus pci_address).
 ACCELERATOR_KEYS = ("vendor_id", "device_id", "type", "pci_address", "device_info")
-ACCELERATOR_TYPES = {"gpu": "GPU", "fpga": "FPGA", "qat": "QAT", "nic": "NIC", "pci": "PCI"}
-DEFAULT_FAMILIES = ("gpu", "fpga", "qat")
+# the entry's ``type`` per family, and the families listed unless the caller chooses: the families' own (ironic_type,
+# ironic_default in their drivers)
+ACCELERATOR_TYPES = ironic_types()
+DEFAULT_FAMILIES = ironic_default_families()
 FUNCTION_STATES = ("loaded", "declared")
 
 _TRAIT = re.compile(r"^CUSTOM_[A-Z0-9_]+$")

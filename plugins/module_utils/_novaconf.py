@@ -5,7 +5,8 @@
 """Nova (and Cyborg) configuration for the declared devices of one host.
 
 The declaration (``accelerator_host_functions``) is resolved against the host's discovery record with
-``_declaration.resolve``; each assigned card then becomes the Nova options that offer it to guests:
+``_declaration.resolve``; each assigned card then becomes the Nova options that offer it to guests, as its kind
+says (``nova_spec`` of the kind in its family's file: which devices, their ids, the defaults) and rendered here:
 
 - **vGPU on an mdev GPU** (the card, or its VFs, offer ``mdev_supported_types``): ``[devices]
   enabled_mdev_types`` and one ``[mdev_<type id>]`` section with ``device_addresses`` and ``mdev_class``
@@ -36,20 +37,22 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration
+# the Nova oracle's tests name traits through it (nc._naming)
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import cyborg_families, for_record, kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import reporter_provider_name
 
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
-NOVA_STANDARD_CLASSES = ("VGPU", "PGPU", "FPGA", "SRIOV_NET_VF", "PCI_DEVICE")
 MDEV_CLASS_RE = re.compile(r"^(VGPU|CUSTOM_[A-Z0-9_]+)$")
 DEVICE_SPEC_KEYS = ("vendor_id", "product_id", "address", "physical_network", "trusted", "remote_managed",
                     "resource_class", "traits", "managed", "live_migratable")
 ALIAS_KEYS = ("name", "vendor_id", "product_id", "device_type", "numa_policy", "resource_class", "traits",
               "live_migratable")
-CYBORG_FAMILIES = ("fpga", "qat", "gpu", "nic")
+# the families Cyborg has a driver for (the families' cyborg_driver_name)
+CYBORG_FAMILIES = cyborg_families()
 
 
 class NovaConfigError(ValueError):
@@ -109,15 +112,6 @@ def _traits(assignment):
     return out
 
 
-def _same_type(declared, type_id, type_name):
-    d = ("%s" % declared).lower()
-    return d == ("%s" % type_id).lower() or (type_name is not None and d == type_name.lower())
-
-
-def _vfs_of(card, by_addr):
-    return [by_addr[a] for a in (card.get("sriov") or {}).get("vfs") or [] if a in by_addr]
-
-
 class _Renderer:
     def __init__(self, functions, discovery, options):
         self.opts = _options(options)
@@ -131,7 +125,7 @@ class _Renderer:
         self.cyborg = set()
         self.functions = {}
 
-    # -- per kind -----------------------------------------------------------------------------------------
+    # -- what Nova is given: Cyborg's drivers, an mdev type, PCI devices ---------------------------------------
 
     def _note(self, a, nova_kind, **extra):
         f = self.functions.setdefault(a["function"], {"kind": a["kind"], "handled_by": nova_kind, "cards": [],
@@ -154,36 +148,8 @@ class _Renderer:
         self.cyborg.add(drv)
         self._note(a, "cyborg", addresses=[a["address"]])
 
-    def _mdev_parents(self, a, card):
-        """(mdev type id, parent addresses, on VFs?) or None when the card is not an mdev GPU."""
-        want = (a["module_args"] or {}).get("type")
-        types = (card.get("gpu") or {}).get("mdev_types") or []
-        if types:
-            for t in types:
-                if _same_type(want, t.get("id"), t.get("name")):
-                    return t["id"], [card["address"]], False
-            self.problems.append("%s: %s offers no mdev type %r (offered: %s)" % (
-                a["function"], a["address"], want, ", ".join(t.get("id", "?") for t in types)))
-            return None, [], False
-        vfs = [vf for vf in _vfs_of(card, self.by_addr) if (vf.get("gpu") or {}).get("mdev_types")]
-        if not vfs:
-            return None
-        count = (a["module_args"] or {}).get("count") or 0
-        tid, carrying, free = None, [], []
-        for vf in sorted(vfs, key=lambda r: r["address"]):
-            for t in vf["gpu"]["mdev_types"]:
-                if _same_type(want, t.get("id"), t.get("name")):
-                    tid = t["id"]
-                    (carrying if t.get("mdevs") else free).append(vf["address"])
-        if tid is None:
-            self.problems.append("%s: no VF of %s offers mdev type %r" % (a["function"], a["address"], want))
-            return None, [], True
-        return tid, (carrying + free)[:count], True
-
-    def _mdev(self, a, card, parents):
-        tid, addrs, on_vfs = parents
-        if tid is None:
-            return
+    def _mdev(self, a, devices):
+        tid, addrs = devices["mdev_type"], devices["addresses"]
         rc = a["placement"]["resource_class"] or "VGPU"
         if not MDEV_CLASS_RE.match(rc):
             self.problems.append("%s: placement.resource_class %s cannot be an mdev_class (Nova accepts VGPU or "
@@ -199,78 +165,27 @@ class _Renderer:
         for addr in addrs:
             if addr not in sect["device_addresses"]:
                 sect["device_addresses"].append(addr)
-        if on_vfs:
+        if devices["on_vfs"]:
             sect["max_instances"] = (sect["max_instances"] or 0) + len(addrs)
         if a["function"] not in sect["functions"]:
             sect["functions"].append(a["function"])
         self._note(a, "nova-mdev", mdev_type=tid, resource_class=sect["mdev_class"], addresses=addrs)
 
-    def _vendor_vfs(self, a, card):
-        """The VFs that carry (or, by the vgpu module's choice, will carry) the declared type."""
-        want = a["module_args"]["type"]
-        count = a["module_args"]["count"]
-        vgpu_vfs = sorted((card.get("gpu") or {}).get("vgpu_vfs") or [], key=lambda v: v["address"])
-        if not vgpu_vfs:
-            vfs = sorted((card.get("sriov") or {}).get("vfs") or [])
-            if not vfs:
-                self.problems.append("%s: the VFs of %s are not enabled yet, so their addresses are unknown: "
-                                     "program the card (accelops.lifecycle.vgpu) and render again"
-                                     % (a["function"], a["address"]))
-                return []
-            vgpu_vfs = [{"address": v, "current_type": None} for v in vfs]
-        keep = [v["address"] for v in vgpu_vfs if v.get("current_type")
-                and _same_type(want, v["current_type"].get("id"), v["current_type"].get("name"))][:count]
-        free = [v["address"] for v in vgpu_vfs if not v.get("current_type")]
-        chosen = keep + free[:max(0, count - len(keep))]
-        if len(chosen) < count:
-            self.problems.append("%s: %s has %d VF(s) for %d vGPU(s) of %s" % (
-                a["function"], a["address"], len(chosen), count, want))
-        return sorted(chosen)
-
-    def _pci(self, a, card, kind):
+    def _pci(self, a, card, devices):
         fn = a["function"]
         physnet = self.opts["physical_networks"].get(fn) or a["nova"].get("physical_network")
         rc = a["placement"]["resource_class"]
+        if rc is None:
+            rc = devices["resource_class"]
         managed = a["nova"]["managed"]
+        if managed is None:
+            managed = devices["managed"]
         vendor = card.get("vendor_id")
-        if kind == "vgpu":
-            addrs = self._vendor_vfs(a, card)
-            product = (card.get("sriov") or {}).get("vf_device_id") or card.get("device_id")
-            device_type = "type-VF"
-            if rc is None:
-                rc = _naming.resource_class("VGPU", fn)
-            if managed is None:
-                managed = False   # the VF is held by the NVIDIA host driver: libvirt must not rebind it
-        elif kind == "vfs":
-            addrs = [card["address"]]   # a PF address matches its VFs (by their parent address)
-            product = (card.get("sriov") or {}).get("vf_device_id")
-            device_type = "type-VF"
-            if not product:
-                self.problems.append("%s: %s does not report its VF device id; no device_spec" % (fn, card["address"]))
-                return
-            if product == card.get("device_id"):
-                # the PF's own ids: a spec by PF address would match the PF too (Nova refuses PF + VFs)
-                addrs = sorted((card.get("sriov") or {}).get("vfs") or [])
-                if not addrs:
-                    self.problems.append("%s: the VFs of %s share its PCI ids and are not enabled yet: enable them "
-                                         "and render again" % (fn, card["address"]))
-                    return
-        else:
-            # what a guest gets is what carries the function: the card, or (an Intel FPGA whose port is on its
-            # VFs) those VFs
-            carriers = for_record(card).function_carriers(card, self.by_addr) if card else []
-            if carriers and all(c.get("physfn") == card["address"] for c in carriers):
-                addrs = sorted(c["address"] for c in carriers)
-                product = carriers[0].get("device_id")
-                device_type = "type-VF"
-            else:
-                addrs = [card["address"]]
-                product = card.get("device_id")
-                device_type = "type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI"
-        device_type = a["nova"]["device_type"] or device_type
+        addrs, product = devices["addresses"], devices["product_id"]
+        device_type = a["nova"]["device_type"] or devices["device_type"]
         traits = _traits(a)
         if not physnet:
-            traits += [t for t in self._discovered_function_traits(card, addrs, kind) if t not in traits]
+            traits += [t for t in self._discovered_function_traits(addrs, devices["vfs_of"]) if t not in traits]
         for addr in addrs:
             spec = {"vendor_id": vendor, "product_id": product, "address": addr}
             if physnet:
@@ -300,14 +215,14 @@ class _Renderer:
         if alias not in have:
             have.append(alias)
 
-    def _discovered_function_traits(self, card, addrs, kind):
+    def _discovered_function_traits(self, addrs, vfs_of):
         """The function traits the collection's Placement code gives the units Nova will pool on these devices'
         providers (the discovered function's own trait: an FPGA's function id, a vGPU type's name). Nova writes a
         PCI provider's traits from the device_spec alone and drops any other, so they go into the spec; every
         spec of one provider gets the same, as Nova refuses VFs of one PF with different traits."""
         parents = set()
         for r in self.records:
-            if r["address"] in addrs or (kind == "vfs" and r.get("physfn") == card.get("address")):
+            if r["address"] in addrs or (vfs_of and r.get("physfn") == vfs_of):
                 parents.add(r.get("physfn") or r["address"])
         out = set()
         for r in self.records:
@@ -324,12 +239,15 @@ class _Renderer:
             if a["family"] in self.opts["cyborg_families"]:
                 self._cyborg(a, card)
                 continue
-            if a["kind"] == "vgpu":
-                parents = self._mdev_parents(a, card)
-                if parents is not None:
-                    self._mdev(a, card, parents)
-                    continue
-            self._pci(a, card, a["kind"])
+            # how Nova offers the function is the kind's (an mdev type, VFs, the device whole)
+            devices, problems = kind(a["kind"]).nova_spec(a, card, self.by_addr)
+            self.problems.extend(problems)
+            if devices is None:
+                continue
+            if "mdev_type" in devices:
+                self._mdev(a, devices)
+            else:
+                self._pci(a, card, devices)
         for name, (fn, have) in sorted(self.aliases.items()):
             if len(have) > 1 and self.opts["report_in_placement"]:
                 rcs = set(x.get("resource_class") for x in have)

@@ -125,7 +125,8 @@ def record_units(record):
 
 def card_in_use(card, by_address):
     """The in-use rule for a card: ``(in use?, evidence lines)`` over the units of the card's record and of its VFs'
-    records (``by_address``: the discovery's records by address), folded VFs included. A line is
+    records (``by_address``: the discovery's records by address), folded VFs included, then the evidence the card's
+    family driver finds in its own section (``in_use_evidence``). A unit's line is
     ``<unit kind> <unit id>: <holder kind> <holder name or evidence>``."""
     sriov = card.get("sriov") or {}
     vfs = sriov.get("vfs") if isinstance(sriov, dict) else None
@@ -137,12 +138,10 @@ def card_in_use(card, by_address):
                 for who in unit.get("in_use_by") or [{}]:
                     evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
                                                       who.get("name") or who.get("evidence") or ""))
-    # a MIG GPU's instances are units of the card too (discovery lists them, with their holders, under gpu.mig)
-    mig = (card.get("gpu") or {}).get("mig") if isinstance(card.get("gpu"), dict) else None
-    for gi in (mig or {}).get("gpu_instances") or []:
-        for who in gi.get("in_use_by") or []:
-            evidence.append("mig gpu instance %s (%s): %s %s" % (
-                gi.get("id"), gi.get("name"), who.get("kind", "?"), who.get("evidence") or who.get("name") or ""))
+    # and what the card's family keeps in its own section (an NVIDIA GPU's MIG instances); the registry is imported
+    # here: the filters import this file in every Ansible worker, and the registry imports this file
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
+    evidence.extend(for_record(card).in_use_evidence(card))
     return bool(evidence), evidence
 
 

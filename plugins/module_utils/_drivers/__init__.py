@@ -8,6 +8,8 @@ Drivers are asked in priority order; the first whose ``claims()`` is true handle
 The generic PCI driver is last and claims everything. A VF is handled by its PF's driver when that
 driver says ``claims_vfs``. Adding a vendor means adding one driver module and listing it here.
 A declaration kind (:class:`_base.Kind`) lives in the file of the family that owns it and is listed here once.
+The tables that Cyborg's, Ironic's and Nova's code need across families (``cyborg_families``, ``pci_vendors``,
+``ironic_types``, ...) are built here from the drivers' own attributes.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -30,8 +32,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import F
 
 __metaclass__ = type
 
-__all__ = ["FAMILIES", "KIND_NAMES", "MODELS", "Driver", "Kind", "Registry", "default_drivers", "family_drivers", "for_record",
-           "kind", "kinds", "vendor_vfio_vendors", "for_sriov_pf"]
+__all__ = ["FAMILIES", "KIND_NAMES", "MODELS", "Driver", "Kind", "Registry", "cyborg_families", "cyborg_profile_families",
+           "default_drivers", "family_drivers", "for_record", "ironic_default_families", "ironic_types", "kind", "kinds",
+           "pci_vendors", "vendor_vfio_vendors", "for_sriov_pf"]
 
 
 def default_drivers():
@@ -83,6 +86,50 @@ def family_drivers(family):
 def vendor_vfio_vendors():
     """The PCI vendor ids whose GPUs give vGPUs as typed SR-IOV VFs (the GPU families' ``vendor_vfio_vendor``)."""
     return frozenset(d.vendor_vfio_vendor for d in family_drivers("gpu") if getattr(d, "vendor_vfio_vendor", None))
+
+
+def _families():
+    """The families of the built-in drivers, in priority order."""
+    out = []
+    for drv in _BUILT_IN:
+        if drv.family not in out:
+            out.append(drv.family)
+    return out
+
+
+def cyborg_families():
+    """The families Cyborg has a driver for (one of their drivers names it: ``cyborg_driver_name``)."""
+    return tuple(f for f in _families() if any(d.cyborg_driver_name for d in family_drivers(f)))
+
+
+def cyborg_profile_families():
+    """``{word: driver}``: the words a device profile's friendly ``family`` takes and the driver whose family they ask
+    for (its ``cyborg_profile_classes`` hold the resource class)."""
+    out = {}
+    for drv in _BUILT_IN:
+        for word in drv.cyborg_profile_classes:
+            out.setdefault(word, drv)
+    return out
+
+
+def pci_vendors():
+    """``{name: PCI vendor id}``: the vendors of the built-in drivers' cards (their ``pci_vendors``)."""
+    out = {}
+    for drv in _BUILT_IN:
+        out.update(drv.pci_vendors)
+    return out
+
+
+def ironic_types():
+    """``{family: Ironic accelerator type}`` (the family's ``ironic_type``), those listed by default first."""
+    first = dict((f, family_drivers(f)[0]) for f in FAMILIES)
+    order = [f for f in FAMILIES if first[f].ironic_default] + [f for f in FAMILIES if not first[f].ironic_default]
+    return dict((f, first[f].ironic_type) for f in order)
+
+
+def ironic_default_families():
+    """The families a bare-metal node's accelerators list when none are chosen (the families' ``ironic_default``)."""
+    return tuple(f for f in FAMILIES if family_drivers(f)[0].ironic_default)
 
 
 def for_record(record):

@@ -131,14 +131,45 @@ class Driver(object):
         default is the kernel's own rule, which the engine follows: 0 first, then the new count."""
         return None
 
-    # -- Cyborg: which of its drivers reports this card ----------------------------------------------------
+    # -- Cyborg: which of its drivers reports this card, and the device profile's friendly form -----------------
+    cyborg_driver_name = None     # the Cyborg driver that reports this family's cards (cyborg.conf enabled_drivers)
+    # the friendly form's ``family`` words that ask for this family's cards -> the resource class Cyborg reports them with
+    cyborg_profile_classes = {}
+    # the PCI vendors of this driver's cards by the names the friendly form's ``vendor`` takes -> their vendor ids
+    pci_vendors = {}
+
     def cyborg_vendor(self, record):
         return record.get("vendor_id")
 
     def cyborg_driver(self, record):
-        """``(Cyborg's driver for this card or None, a problem to report or None)``."""
-        return None, "Cyborg has no driver for %s cards of vendor %s (%s); not configured" % (
+        """``(Cyborg's driver for this card or None, a problem to report or None)``: :attr:`cyborg_driver_name`."""
+        if self.cyborg_driver_name:
+            return self.cyborg_driver_name, None
+        return None, self.no_cyborg_driver(record)
+
+    def no_cyborg_driver(self, record):
+        """The problem reported for a card no Cyborg driver reports."""
+        return "Cyborg has no driver for %s cards of vendor %s (%s); not configured" % (
             record.get("family"), self.cyborg_vendor(record), record.get("address"))
+
+    def cyborg_vendor_trait(self, vendor):
+        """The trait a device profile's friendly ``vendor`` (a name, not a PCI id) requires of this family's cards,
+        or None: ``CUSTOM_VENDOR_<PCI vendor id>``, the same for every family."""
+        return None
+
+    def cyborg_function_trait(self, vendor, function):
+        """The trait of Cyborg's function id ``function`` of this family's cards of ``vendor`` (the friendly form's
+        ``function_id``), or None when Cyborg names no function of the family by id."""
+        return None
+
+    # -- Ironic: how a bare-metal node lists this family's cards (``properties.accelerators``) --------------------
+    ironic_type = "PCI"           # the entry's ``type``
+    ironic_default = False        # listed, and given hardware traits, unless the families are chosen
+
+    # -- in use: evidence the family's own section holds besides the units' ----------------------------------
+    def in_use_evidence(self, card):
+        """Evidence lines (``_vocab.card_in_use``'s form) for users of the card that its units do not show."""
+        return []
 
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):
@@ -209,6 +240,26 @@ class Kind(object):
     def units(self, entry, card):
         """The free units ``card`` offers once it carries ``entry``'s function, before anyone uses it."""
         return 1
+
+    def nova_spec(self, assignment, card, by_addr):
+        """How Nova offers the function of ``assignment`` (a resolution's) on ``card`` (``by_addr``: the host's records
+        by address): ``(spec, problems)``. ``spec`` is None when Nova is given nothing (``problems`` say why), an mdev
+        type ``{mdev_type, addresses, on_vfs}`` (``[mdev_<type>]``: the parents, ``on_vfs`` when they are VFs; no
+        type: nothing offered) or PCI devices ``{addresses, product_id, device_type, vfs_of, resource_class,
+        managed}`` (one ``[pci] device_spec`` per address; ``vfs_of``: the PF whose VFs they are, when the specs stand
+        for its VFs; ``resource_class`` and ``managed``: what applies when the declaration says nothing). The default
+        is the device passed whole: what carries the function, the card or the VFs its family moves it to."""
+        # the registry is imported here because it imports this file
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
+        carriers = for_record(card).function_carriers(card, by_addr) if card else []
+        spec = {"vfs_of": None, "resource_class": None, "managed": None}
+        if carriers and all(c.get("physfn") == card["address"] for c in carriers):
+            spec.update(addresses=sorted(c["address"] for c in carriers), product_id=carriers[0].get("device_id"),
+                        device_type="type-VF")
+        else:
+            spec.update(addresses=[card["address"]], product_id=card.get("device_id"),
+                        device_type="type-PF" if (card.get("sriov") or {}).get("totalvfs") else "type-PCI")
+        return spec, []
 
     # -- the provision filter (playbooks/provision_profiles.yml): ``{function name: how to load it}`` ----------
     def provision_fits(self, record, function_id):

@@ -99,6 +99,9 @@ def find_rel(sysfs, base, name, depth=4):
 
 class FpgaDriver(Driver):
     family = "fpga"
+    cyborg_profile_classes = {"fpga": "FPGA"}
+    ironic_type = "FPGA"
+    ironic_default = True
     bitstream_format = None     # the file format its tool loads: gbs, xclbin
     bitstream_magic = None      # the bytes such a file starts with
     bitstream_kind = None       # the format, as a message names it
@@ -128,6 +131,13 @@ class FpgaDriver(Driver):
     def cyborg_vendor(self, record):
         return (record.get("fpga") or {}).get("vendor")
 
+    def cyborg_vendor_trait(self, vendor):
+        # Cyborg's FPGA drivers name the vendor in a trait of their own: CUSTOM_FPGA_INTEL, CUSTOM_FPGA_XILINX
+        return _naming.trait("FPGA", vendor)
+
+    def cyborg_function_trait(self, vendor, function):
+        return _naming.fpga_function_trait(vendor, function)
+
     def product_traits(self, record):
         """The product trait Cyborg's driver for this vendor gives the card's provider (none by default)."""
         return []
@@ -138,7 +148,7 @@ class FpgaDriver(Driver):
         base = list(base_traits)
         vendor = (record.get("fpga") or {}).get("vendor")
         if vendor:
-            base.append(_naming.trait("FPGA", vendor))
+            base.append(self.cyborg_vendor_trait(vendor))
         return base + [t for t in self.product_traits(record) if t not in base]
 
     def provider_specs(self, record, base_traits, function_traits):

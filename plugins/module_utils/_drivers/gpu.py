@@ -21,7 +21,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     mdev_units,
     read_mdev,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait, pci_resource_class
+from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait, pci_resource_class, resource_class
 
 __metaclass__ = type
 
@@ -42,6 +42,10 @@ class GpuDriver(Driver):
     vendor_vfio_vendor = None
 
     vfs_pooled_in_pf = True
+    cyborg_profile_classes = {"gpu": "PGPU", "pgpu": "PGPU", "vgpu": "VGPU"}
+    pci_vendors = {"amd": "1002", "intel": "8086"}
+    ironic_type = "GPU"
+    ironic_default = True
 
     def claims(self, func, ctx=None):
         return func.base_class == "03" and func.vendor_id in GPU_VENDORS
@@ -153,6 +157,61 @@ def vgpu_state(card):
     return names, count
 
 
+def same_type(declared, type_id, type_name):
+    """Whether a declared vGPU type (an id or a name, any case) is the type ``type_id`` named ``type_name``."""
+    d = ("%s" % declared).lower()
+    return d == ("%s" % type_id).lower() or (type_name is not None and d == type_name.lower())
+
+
+def _mdev_parents(a, card, by_addr, problems):
+    """(mdev type id, parent addresses, on VFs?) of assignment ``a``, or None when the card is not an mdev GPU."""
+    want = (a["module_args"] or {}).get("type")
+    types = (card.get("gpu") or {}).get("mdev_types") or []
+    if types:
+        for t in types:
+            if same_type(want, t.get("id"), t.get("name")):
+                return t["id"], [card["address"]], False
+        problems.append("%s: %s offers no mdev type %r (offered: %s)" % (
+            a["function"], a["address"], want, ", ".join(t.get("id", "?") for t in types)))
+        return None, [], False
+    vfs = [by_addr[x] for x in (card.get("sriov") or {}).get("vfs") or [] if x in by_addr]
+    vfs = [vf for vf in vfs if (vf.get("gpu") or {}).get("mdev_types")]
+    if not vfs:
+        return None
+    count = (a["module_args"] or {}).get("count") or 0
+    tid, carrying, free = None, [], []
+    for vf in sorted(vfs, key=lambda r: r["address"]):
+        for t in vf["gpu"]["mdev_types"]:
+            if same_type(want, t.get("id"), t.get("name")):
+                tid = t["id"]
+                (carrying if t.get("mdevs") else free).append(vf["address"])
+    if tid is None:
+        problems.append("%s: no VF of %s offers mdev type %r" % (a["function"], a["address"], want))
+        return None, [], True
+    return tid, (carrying + free)[:count], True
+
+
+def _vendor_vfs(a, card, problems):
+    """The VFs that carry (or, by the vgpu module's choice, will carry) the type declared by assignment ``a``."""
+    want = a["module_args"]["type"]
+    count = a["module_args"]["count"]
+    vgpu_vfs = sorted((card.get("gpu") or {}).get("vgpu_vfs") or [], key=lambda v: v["address"])
+    if not vgpu_vfs:
+        vfs = sorted((card.get("sriov") or {}).get("vfs") or [])
+        if not vfs:
+            problems.append("%s: the VFs of %s are not enabled yet, so their addresses are unknown: program the card "
+                            "(accelops.lifecycle.vgpu) and render again" % (a["function"], a["address"]))
+            return []
+        vgpu_vfs = [{"address": v, "current_type": None} for v in vfs]
+    keep = [v["address"] for v in vgpu_vfs if v.get("current_type")
+            and same_type(want, v["current_type"].get("id"), v["current_type"].get("name"))][:count]
+    free = [v["address"] for v in vgpu_vfs if not v.get("current_type")]
+    chosen = keep + free[:max(0, count - len(keep))]
+    if len(chosen) < count:
+        problems.append("%s: %s has %d VF(s) for %d vGPU(s) of %s" % (a["function"], a["address"], len(chosen), count, want))
+    return sorted(chosen)
+
+
 class VgpuKind(Kind):
     """vGPUs of one type on a GPU, as mdevs or as typed SR-IOV VFs (``accelops.lifecycle.vgpu``)."""
 
@@ -202,6 +261,21 @@ class VgpuKind(Kind):
 
     def units(self, entry, card):
         return entry["vgpu"]["count"]
+
+    def nova_spec(self, assignment, card, by_addr):
+        """An mdev GPU (the card, or its VFs, offer ``mdev_supported_types``): Nova's mdev type and its parents; else
+        (NVIDIA's vendor-specific VFIO, no mdev) the VFs that carry, or will carry, the type, which Nova assigns as
+        PCI devices held by the vendor's host driver."""
+        problems = []
+        mdev = _mdev_parents(assignment, card, by_addr, problems)
+        if mdev is not None:
+            tid, addrs, on_vfs = mdev
+            return ({"mdev_type": tid, "addresses": addrs, "on_vfs": on_vfs} if tid is not None else None), problems
+        return {"addresses": _vendor_vfs(assignment, card, problems), "device_type": "type-VF", "vfs_of": None,
+                "product_id": (card.get("sriov") or {}).get("vf_device_id") or card.get("device_id"),
+                "resource_class": resource_class("VGPU", assignment["function"]),
+                # the VF is held by the NVIDIA host driver: libvirt must not rebind it
+                "managed": False}, problems
 
     def provision_fits(self, record, function_id):
         gpu = record.get("gpu") or {}

@@ -62,6 +62,8 @@ class IntelFpgaDriver(FpgaDriver):
     name = "intel_fpga"
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
+    cyborg_driver_name = "intel_fpga_driver"
+    pci_vendors = {"intel": "8086"}
     programming_model = "dynamic"
     bitstream_format = "gbs"
     bitstream_magic = GBS_GUID
@@ -147,10 +149,10 @@ class IntelFpgaDriver(FpgaDriver):
 
     def cyborg_driver(self, record):
         if (record.get("fpga") or {}).get("layout") == "dfl":
-            return "intel_fpga_driver", (
+            return self.cyborg_driver_name, (
                 "%s uses the upstream DFL driver; Cyborg's intel_fpga_driver reads the OPAE layout (/sys/class/fpga) "
                 "and will not see it" % record.get("address"))
-        return "intel_fpga_driver", None
+        return self.cyborg_driver_name, None
 
     def product_traits(self, record):
         # Cyborg's CUSTOM_FPGA_INTEL_<BOARD> (its intel driver: PAC_ARRIA10 for 8086:09c4)

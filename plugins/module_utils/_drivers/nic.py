@@ -79,6 +79,9 @@ class SriovNicDriver(Driver):
     programming_model = "fixed"
 
     vfs_pooled_in_pf = True
+    cyborg_driver_name = "intel_nic_driver"
+    pci_vendors = {"intel": "8086", "mellanox": "15b3"}
+    ironic_type = "NIC"
 
     def provider_specs(self, record, base_traits, function_traits):
         """SRIOV_NET_VF: a PF's VFs (a VF reported without its PF: itself)."""
@@ -88,8 +91,9 @@ class SriovNicDriver(Driver):
         return [(record.get("address"), "SRIOV_NET_VF", n, base_traits, None)]
 
     def cyborg_driver(self, record):
-        if record.get("vendor_id") == "8086":
-            return "intel_nic_driver", None
+        # Cyborg's NIC driver reads Intel's devices only
+        if record.get("vendor_id") != "8086":
+            return None, self.no_cyborg_driver(record)
         return super(SriovNicDriver, self).cyborg_driver(record)
 
     def claims(self, func, ctx=None):

@@ -460,6 +460,8 @@ class NvidiaGpuDriver(GpuDriver):
     family = "gpu"
     programming_model = "single"
     vendor_vfio_vendor = "10de"    # Ada/Hopper/Blackwell vGPU: VFs typed through nvidia/current_vgpu_type
+    cyborg_driver_name = "nvidia_gpu_driver"
+    pci_vendors = {"nvidia": "10de"}
 
     def claims(self, func, ctx=None):
         return func.vendor_id == "10de" and func.base_class == "03"
@@ -467,8 +469,12 @@ class NvidiaGpuDriver(GpuDriver):
     def matches_record(self, record):
         return record.get("family") == "gpu" and record.get("vendor_id") == "10de"
 
-    def cyborg_driver(self, record):
-        return "nvidia_gpu_driver", None
+    def in_use_evidence(self, card):
+        # a MIG GPU's instances are units of the card too (discovery lists them, with their holders, under gpu.mig)
+        mig = (card.get("gpu") or {}).get("mig") if isinstance(card.get("gpu"), dict) else None
+        return ["mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
+                                                     who.get("evidence") or who.get("name") or "")
+                for gi in (mig or {}).get("gpu_instances") or [] for who in gi.get("in_use_by") or []]
 
     def provider_specs(self, record, base_traits, function_traits):
         """A GPU in MIG mode carrying MIG-backed vGPUs: VGPU units of its vGPUs' type, one per GI of the profile

@@ -93,5 +93,22 @@ class VfsKind(Kind):
     def units(self, entry, card):
         return entry["vfs"]["count"]
 
+    def nova_spec(self, assignment, card, by_addr):
+        # one device_spec by the PF's address and the VF product id: Nova matches a PF's VFs by their parent address
+        fn = assignment["function"]
+        sriov = card.get("sriov") or {}
+        product = sriov.get("vf_device_id")
+        if not product:
+            return None, ["%s: %s does not report its VF device id; no device_spec" % (fn, card["address"])]
+        addrs = [card["address"]]
+        if product == card.get("device_id"):
+            # the PF's own ids: a spec by PF address would match the PF too (Nova refuses PF + VFs)
+            addrs = sorted(sriov.get("vfs") or [])
+            if not addrs:
+                return None, ["%s: the VFs of %s share its PCI ids and are not enabled yet: enable them and render again"
+                              % (fn, card["address"])]
+        return {"addresses": addrs, "product_id": product, "device_type": "type-VF", "vfs_of": card["address"],
+                "resource_class": None, "managed": None}, []
+
 
 VFS_KIND = VfsKind()

@@ -37,6 +37,11 @@ class QatDriver(Driver):
     programming_model = "fixed"
 
     vfs_pooled_in_pf = True
+    cyborg_driver_name = "intel_qat_driver"
+    cyborg_profile_classes = {"qat": "CUSTOM_QAT"}
+    pci_vendors = {"intel": "8086"}
+    ironic_type = "QAT"
+    ironic_default = True
 
     def provider_specs(self, record, base_traits, function_traits):
         """CUSTOM_QAT: a PF's VFs (at least 1: the PF itself), or a VF reported without its PF; a gen 4+ card with
@@ -48,8 +53,9 @@ class QatDriver(Driver):
         return [(record.get("address"), "CUSTOM_QAT", n if n > 0 else 1, base_traits + function_traits(fn), None)]
 
     def cyborg_driver(self, record):
-        if record.get("vendor_id") == "8086":
-            return "intel_qat_driver", None
+        # Cyborg's QAT driver reads Intel's devices only
+        if record.get("vendor_id") != "8086":
+            return None, self.no_cyborg_driver(record)
         return super(QatDriver, self).cyborg_driver(record)
 
     def claims(self, func, ctx=None):

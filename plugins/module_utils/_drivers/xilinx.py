@@ -87,6 +87,8 @@ class XilinxFpgaDriver(FpgaDriver):
     name = "xilinx"
     summarize_vfs = False  # port VFs carry the FPGA data; a card has one or a few
     family = "fpga"
+    cyborg_driver_name = "xilinx_fpga_driver"
+    pci_vendors = {"xilinx": "10ee"}
     programming_model = "single"
     bitstream_format = "xclbin"
     bitstream_magic = XCLBIN_MAGIC
@@ -149,9 +151,6 @@ class XilinxFpgaDriver(FpgaDriver):
 
     def matches_record(self, record):
         return record.get("family") == "fpga" and (record.get("fpga") or {}).get("vendor") == "xilinx"
-
-    def cyborg_driver(self, record):
-        return "xilinx_fpga_driver", None
 
     # Cyborg's Xilinx driver lists the card's PFs with lspci (address order), makes one deployable named after
     # the first of them (the management PF, function 0) and gives it CUSTOM_FPGA_PRODUCT_ID_<that PF's id>.

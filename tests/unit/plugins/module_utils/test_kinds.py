@@ -132,3 +132,17 @@ def test_resolving_a_declaration_loads_no_programming_engine():
 def test_a_mig_declaration_loads_the_mig_engine_only():
     loaded = _modules_loaded_by(IMPORT + "d.validate([%r])" % (entry("mig", VALID["mig"]),))
     assert "_mig" in loaded and not loaded & {"_fpga", "_vgpu"}, sorted(loaded & ENGINES)
+
+
+def test_the_vocabulary_loads_the_drivers_only_to_ask_whether_a_card_is_in_use():
+    vocab = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _vocab\n"
+    assert "_drivers" not in _modules_loaded_by(vocab + "_vocab.pci_address('3b:00.0')")
+    assert "_drivers" in _modules_loaded_by(vocab + "_vocab.card_in_use({'address': '0000:3b:00.0'}, {})")
+
+
+def test_a_device_profile_in_cyborgs_own_form_loads_no_driver():
+    cyborg = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _cyborg as C\n"
+    raw = _modules_loaded_by(cyborg + "C.normalize_groups([{'resources:FPGA': '1', 'trait:CUSTOM_X': 'required'}])")
+    assert "_drivers" not in raw, sorted(raw)
+    friendly = _modules_loaded_by(cyborg + "C.normalize_groups([{'family': 'fpga', 'vendor': 'intel'}])")
+    assert "_drivers" in friendly

@@ -38,8 +38,6 @@ import json
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration
-# the Nova oracle's tests name traits through it (nc._naming)
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import cyborg_families, for_record, kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait

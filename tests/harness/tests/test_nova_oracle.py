@@ -32,6 +32,7 @@ import accelsim  # noqa: E402  pylint: disable=wrong-import-position
 import servicelib  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _novaconf as nc  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _placement as P  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
@@ -204,7 +205,7 @@ def test_function_traits_land_where_nova_keeps_them(hosts, case):
     expected = nc.nova_expected_providers(functions, disc, {"host": NODE}, NODE)
     assert expected, "the case gives Nova nothing to report"
     for p in expected:
-        fn_traits = set(nc._naming.function_trait(f) for f in p["functions"])
+        fn_traits = set(_naming.function_trait(f) for f in p["functions"])
         assert fn_traits and fn_traits <= set(p["function_traits"])
         if p["kind"] == "pci":
             # from the device_spec traits tag: Nova writes them itself, every periodic update
@@ -227,7 +228,7 @@ def test_a_flavor_asking_for_the_function_finds_novas_provider(hosts, case):
         groups = ans["api"]["groups"][alias["name"]]
         assert len(groups) == 1, groups
         (rc, n), = groups[0]["resources"].items()
-        assert nc._naming.function_trait(alias["name"]) in groups[0]["required_traits"]
+        assert _naming.function_trait(alias["name"]) in groups[0]["required_traits"]
         serving = [name for name, p in got.items()
                    if p["inventory"].get(rc, {}).get("total", 0) >= n and set(groups[0]["required_traits"]) <= set(p["traits"])]
         assert serving, "no Nova provider serves alias %s (%s)" % (alias["name"], groups[0])
@@ -236,7 +237,7 @@ def test_a_flavor_asking_for_the_function_finds_novas_provider(hosts, case):
 def test_nova_keeps_a_function_trait_added_to_its_pgpu_provider_and_drops_it_from_a_pci_provider(hosts):
     root, disc, functions, rendered, _ans = hosts("gpu-mdev")
     pgpu = nc.nova_pgpu_provider_name(NODE, "0000:18:00.0")
-    trait = nc._naming.function_trait("t4-2q")
+    trait = _naming.function_trait("t4-2q")
     ans = accepted(nova(rendered["nova_conf"], root, [{"name": pgpu, "traits": [trait, "OWNER_NOVA"]}]))
     assert children(ans)[pgpu]["traits"] == sorted([trait, "OWNER_NOVA"])
     # a PCI provider is rewritten: a trait put there from outside is gone after Nova's update
@@ -399,4 +400,4 @@ def test_a_server_boots_on_novas_provider_with_the_function_in_novas_functional_
     names = dict((e["name"], e) for e in expected)
     assert pci[0]["name"] in names
     assert pci[0]["resources"] == {names[pci[0]["name"]]["resource_class"]: 1}
-    assert nc._naming.function_trait(alias) in pci[0]["traits"]
+    assert _naming.function_trait(alias) in pci[0]["traits"]

@@ -36,6 +36,13 @@ def _call(endpoint, method, path, token="admin", body=None, microversion="2.2"):
     return status, (json.loads(text) if text.strip().startswith(("{", "[")) else text)
 
 
+def _fpga_profile(endpoint, name):
+    """Create a device profile asking for one FPGA; fails the test unless Cyborg answers 201."""
+    status, dp = _call(endpoint, "POST", "/v2/device_profiles", body=[{"name": name, "groups": [{"resources:FPGA": "1"}]}])
+    assert status == 201, dp
+    return dp
+
+
 def _fault(body):
     """Cyborg's error body: a JSON string inside the error_message of a JSON object."""
     return json.loads(body["error_message"])["faultstring"]
@@ -131,9 +138,7 @@ def test_tokens_map_to_identities(services):
 
 def test_conductor_creates_and_refuses_to_delete_a_profile_an_arq_uses(services):
     ep = services["cyborg_endpoint"]
-    status, dp = _call(ep, "POST", "/v2/device_profiles",
-                       body=[{"name": "harness-arq", "groups": [{"resources:FPGA": "1"}]}])
-    assert status == 201, dp
+    dp = _fpga_profile(ep, "harness-arq")
     try:
         status, arqs = _call(ep, "POST", "/v2/accelerator_requests", body={"device_profile_name": "harness-arq"})
         assert status == 201, arqs
@@ -212,9 +217,7 @@ def test_what_cyborg_does_with_invalid_profiles(services):
 def test_service_token_lets_nova_bind(services):
     """Binding needs Nova's service token (X-Service-Token); the middleware gives it the service role."""
     ep = services["cyborg_endpoint"]
-    status, dp = _call(ep, "POST", "/v2/device_profiles",
-                       body=[{"name": "harness-bind", "groups": [{"resources:FPGA": "1"}]}])
-    assert status == 201, dp
+    dp = _fpga_profile(ep, "harness-bind")
     try:
         status, arqs = _call(ep, "POST", "/v2/accelerator_requests", body={"device_profile_name": "harness-bind"})
         arq = arqs["arqs"][0]["uuid"]

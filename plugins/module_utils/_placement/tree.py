@@ -8,6 +8,9 @@ conflicts resolved by re-reading and re-applying only this collection's change. 
 
 from __future__ import annotations
 
+import random
+import time
+
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client, PlacementHTTPError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
@@ -15,6 +18,10 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.mode
     is_managed_trait, keep_drain, legacy_provider_name, owner_of, provider_name, provider_uuid, same_inventories)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (
     GenerationCache, TreeState, find_root)
+
+# The pause before the re-read after a generation conflict: random up to CONFLICT_PAUSE, doubling per conflict.
+CONFLICT_PAUSE = 0.01
+CONFLICT_PAUSE_CAP = 0.2
 
 
 # -- the plan --------------------------------------------------------------------------------------------------
@@ -273,14 +280,21 @@ class Converger(object):
     """Applies a plan. ``before_write`` (tests) is called with (action, what) right before each provider
     write, so a test can play a concurrent writer between this module's read and its write."""
 
-    def __init__(self, client, state, cache=None, retries=5, before_write=None):
+    def __init__(self, client, state, cache=None, retries=5, before_write=None, sleep=time.sleep):
         self.client = client
         self.state = state
         self.cache = cache
         self.retries = retries
         self.before_write = before_write
+        self.sleep = sleep
         self.warnings = []
         self.conflicts = 0
+
+    def _after_conflict(self, attempt):
+        """A random pause (at most 10 ms, doubling per conflict, at most 0.2 s) before the re-read: a writer that
+        lost a generation race and retried at once would meet the same busy writer in step again and again."""
+        self.conflicts += 1
+        self.sleep(random.uniform(0, min(CONFLICT_PAUSE_CAP, CONFLICT_PAUSE * 2 ** attempt)))
 
     def ensure_names(self, traits, rcs):
         if traits:
@@ -330,7 +344,7 @@ class Converger(object):
             except PlacementHTTPError as e:
                 if e.status != 409 or e.code != "placement.concurrent_update" or attempt == self.retries:
                     raise
-                self.conflicts += 1
+                self._after_conflict(attempt)
                 conflicted = True
                 cur = self.client.get("/resource_providers/%s/inventories" % u)
         raise AssertionError("unreachable")
@@ -350,7 +364,7 @@ class Converger(object):
                 if e.status != 409 or e.code != "placement.concurrent_update" or attempt == self.retries:
                     raise
                 # someone else wrote in between: re-read, re-apply only this module's change on top of theirs
-                self.conflicts += 1
+                self._after_conflict(attempt)
                 conflicted = True
                 cur = self.client.get("/resource_providers/%s/traits" % u)
                 gen = cur["resource_provider_generation"]

@@ -416,3 +416,27 @@ def test_old_own_provider_at_cyborgs_name_goes_when_cyborg_reports(fake):
     old = fake.add("cn1_0000:5e:00.0", root, traits=["CUSTOM_OWNER_ACCELOPS"], invs={"FPGA": P.inventory(1)})
     r = run(fake, [spec("cn1", [fpga()], reporter="cyborg")])
     assert old not in fake.rps and r["summary"]["pruned"] == 1 and r["summary"]["awaiting"] == 1
+
+
+def test_a_generation_conflict_pauses_a_random_short_time_before_the_re_read(fake):
+    run(fake, [spec("cn1", [nic(4)])])
+    state = P.TreeState(P.Client(fake), None)
+    listed = state.by_name["cn1_accelops_0000:d8:00.0"]
+    traits, invs = state.details(listed)
+    d = P.desired_providers("cn1", [nic(8)])[0]
+    action = {"kind": "update", "name": d["name"], "uuid": d["uuid"], "listed": listed,
+              "before": {"traits": traits, "inventories": invs}, "desired": d, "traits": None,
+              "inventories": d["inventories"]}
+    drained = []
+
+    def operator(action, what):  # someone writes the provider once, right before this run's inventory write
+        if what == "inventories" and not drained:
+            drained.append(action["name"])
+            fake.drain(action["name"])
+
+    pauses = []
+    conv = P.Converger(state.client, state, before_write=operator, sleep=pauses.append)
+    conv.apply(action)
+    # one conflict, one pause of at most CONFLICT_PAUSE before the re-read, then the write went through
+    assert drained and conv.conflicts == 1 and len(pauses) == 1 and 0 <= pauses[0] <= P.tree.CONFLICT_PAUSE
+    assert inv(fake, "cn1_accelops_0000:d8:00.0")["total"] == 8

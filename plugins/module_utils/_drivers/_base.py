@@ -171,6 +171,18 @@ class Driver(object):
         """Evidence lines (``_vocab.card_in_use``'s form) for users of the card that its units do not show."""
         return []
 
+    # -- vendor-specific VFIO: vGPUs as SR-IOV VFs typed through the vendor's own sysfs, served by its host driver ----
+    vendor_vfio_vendor = None     # the PCI vendor id of the family's GPUs that give such vGPUs (None: none do)
+
+    def vendor_vfio_why_not(self, unit):
+        """Why a VF of such a GPU (a hostdev unit: ``vgpu_type``) cannot be given to a guest, or None."""
+        return None
+
+    def vendor_vfio_unmanaged(self):
+        """``(what a VF of such a GPU is called, why libvirt must not rebind it)``: hostdev renders it ``managed='no'``
+        and refuses ``managed: yes``; None when the family has no such VFs."""
+        return None
+
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):
         """Return the ordered list of steps that would turn ``record`` into ``desired``."""

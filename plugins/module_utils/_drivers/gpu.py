@@ -37,9 +37,6 @@ class GpuDriver(Driver):
     name = "gpu"
     family = "gpu"
     programming_model = "fixed"
-    # the PCI vendor id of GPUs whose vGPUs are SR-IOV VFs given a type through the vendor's own sysfs (NVIDIA's
-    # vendor-specific VFIO, the vgpu module's vendor_vfio backend); None: the family has none
-    vendor_vfio_vendor = None
 
     vfs_pooled_in_pf = True
     cyborg_profile_classes = {"gpu": "PGPU", "pgpu": "PGPU", "vgpu": "VGPU"}

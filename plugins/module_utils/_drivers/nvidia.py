@@ -492,6 +492,13 @@ class NvidiaGpuDriver(GpuDriver):
         return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, name), traits, note)]
 
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
+    def vendor_vfio_why_not(self, unit):
+        return None if unit.get("vgpu_type") else "NVIDIA vendor-VFIO VF without a vGPU type"
+
+    def vendor_vfio_unmanaged(self):
+        return ("NVIDIA vendor-VFIO VF",
+                "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
+
     @staticmethod
     def _vgpu_of(func):
         """(current type id or None, creatable [{id,name}]) for a function with an nvidia/ dir."""

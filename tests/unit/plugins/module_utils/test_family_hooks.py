@@ -194,3 +194,21 @@ def test_a_vendor_vfio_vgpu_is_vfs_nova_must_not_rebind():
     assert spec == {"addresses": ["0000:3b:00.4", "0000:3b:00.5"], "product_id": "26ba", "device_type": "type-VF",
                     "vfs_of": None, "resource_class": "CUSTOM_VGPU_L40S", "managed": False}
     assert problems == ["l40s: 0000:3b:00.0 has 2 VF(s) for 3 vGPU(s) of NVIDIA L40S-12Q"]
+
+
+# -- vendor-specific VFIO (hostdev's rule for a VF typed through the vendor's sysfs) ---------------------------------
+def test_nvidia_states_its_vendor_vfio_rules():
+    nvidia = BY_NAME["nvidia"]
+    assert nvidia.vendor_vfio_vendor == "10de"
+    assert nvidia.vendor_vfio_why_not({"vgpu_type": None}) == "NVIDIA vendor-VFIO VF without a vGPU type"
+    assert nvidia.vendor_vfio_why_not({"vgpu_type": "1155"}) is None
+    assert nvidia.vendor_vfio_unmanaged() == (
+        "NVIDIA vendor-VFIO VF", "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
+
+
+@pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["amd_gpu"]], ids=lambda d: d.name)
+def test_a_family_without_vendor_vfio_has_no_such_rules(drv):
+    assert drv.vendor_vfio_vendor is None
+    assert drv.vendor_vfio_why_not({"vgpu_type": None}) is None
+    assert drv.vendor_vfio_unmanaged() is None
+    assert drv.vendor_vfio_vendor not in _drivers.vendor_vfio_vendors()

@@ -437,7 +437,7 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
         selected.append((func, drv))
 
     if in_use and selected:
-        ctx.inuse = _inuse.collect(sysfs, libvirt_run_dir, processes=True)
+        ctx.inuse = _inuse.collect(sysfs, libvirt_run_dir, processes=True, drivers=registry.drivers)
         warnings.extend(ctx.inuse.warnings)
     else:
         ctx.inuse = _inuse.InUse()

@@ -171,6 +171,12 @@ class Driver(object):
         """Evidence lines (``_vocab.card_in_use``'s form) for users of the card that its units do not show."""
         return []
 
+    def held_device_nodes(self, sysfs):
+        """A test of a device path (an open file's ``/proc/<pid>/fd`` link) through which a process holds the
+        family's units besides VFIO, when the host has such nodes (``_inuse`` then records their holders by path in
+        ``InUse.by_path``); None when it has none, so that no process scan is made for them."""
+        return None
+
     # -- vendor-specific VFIO: vGPUs as SR-IOV VFs typed through the vendor's own sysfs, served by its host driver ----
     vendor_vfio_vendor = None     # the PCI vendor id of the family's GPUs that give such vGPUs (None: none do)
 

@@ -14,6 +14,7 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -197,6 +198,13 @@ def gpu_minor(sysfs, address, index):
     except (IOError, OSError):
         pass
     return index
+
+
+def held_node(target):
+    """Whether ``target`` is a device path MIG in-use evidence needs (a caps node or a GPU node)."""
+    if target.startswith("/dev/nvidia-caps/"):
+        return True
+    return target.startswith("/dev/nvidia") and target[len("/dev/nvidia"):].isdigit()
 
 
 def mig_evidence(by_path, minors, minor, gi_id, ci_ids):
@@ -475,6 +483,14 @@ class NvidiaGpuDriver(GpuDriver):
         return ["mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
                                                      who.get("evidence") or who.get("name") or "")
                 for gi in (mig or {}).get("gpu_instances") or [] for who in gi.get("in_use_by") or []]
+
+    def held_device_nodes(self, sysfs):
+        # a MIG GPU's instances are held through its capability nodes (one per GPU and compute instance) and the GPU
+        # through /dev/nvidia<minor>; without caps nodes there is no instance to hold
+        try:
+            return held_node if os.listdir(sysfs.real("/dev/nvidia-caps")) else None
+        except (IOError, OSError):
+            return None
 
     def provider_specs(self, record, base_traits, function_traits):
         """A GPU in MIG mode carrying MIG-backed vGPUs: VGPU units of its vGPUs' type, one per GI of the profile

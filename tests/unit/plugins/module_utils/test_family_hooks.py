@@ -11,6 +11,7 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers, _vocab
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
 BY_NAME = dict((d.name, d) for d in _drivers.default_drivers())
 
@@ -212,3 +213,24 @@ def test_a_family_without_vendor_vfio_has_no_such_rules(drv):
     assert drv.vendor_vfio_why_not({"vgpu_type": None}) is None
     assert drv.vendor_vfio_unmanaged() is None
     assert drv.vendor_vfio_vendor not in _drivers.vendor_vfio_vendors()
+
+
+# -- in use: the device nodes a process may hold a family's units through ------------------------------------------
+def test_nvidia_asks_for_its_nodes_only_where_caps_nodes_exist(tmp_path):
+    sysfs = Sysfs(root=str(tmp_path))
+    nvidia = BY_NAME["nvidia"]
+    assert nvidia.held_device_nodes(sysfs) is None                # no /dev/nvidia-caps: no scan for it
+    (tmp_path / "dev" / "nvidia-caps").mkdir(parents=True)
+    assert nvidia.held_device_nodes(sysfs) is None                # the directory alone holds nothing
+    (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
+    test = nvidia.held_device_nodes(sysfs)
+    assert [p for p in ("/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12", "/dev/nvidiactl",
+                        "/dev/nvidia-uvm", "/dev/vfio/5") if test(p)] == ["/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0",
+                                                                         "/dev/nvidia12"]
+
+
+@pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["intel_fpga"]], ids=lambda d: d.name)
+def test_a_family_without_device_nodes_of_its_own_asks_for_none(drv, tmp_path):
+    (tmp_path / "dev" / "nvidia-caps").mkdir(parents=True)
+    (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
+    assert drv.held_device_nodes(Sysfs(root=str(tmp_path))) is None

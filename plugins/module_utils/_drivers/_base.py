@@ -54,6 +54,10 @@ class Driver(object):
         the first-pass fields (ids, class, kernel driver, physfn) should be needed."""
         return False
 
+    # the read-only vendor tool discovery may run for the family's cards: (tool, the module option that says where it
+    # is or that it is not run, what discovery does not read without it); None: the family runs none
+    discovery_tool = None
+
     def is_secondary(self, func, ctx):
         """True when ``func`` is reported inside another function's record (e.g. the management PF
         of a card whose record is its user PF)."""

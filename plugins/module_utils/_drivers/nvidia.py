@@ -283,7 +283,7 @@ def _smi_once(ctx, key, args, parse):
     if cache is not None:
         return cache
     ctx.cache[key] = found = {}
-    if not ctx.nvidia_smi_enabled:
+    if not ctx.tool_enabled("nvidia-smi"):
         return found
     res = ctx.run_tool("nvidia-smi", args)
     if res is None:
@@ -468,6 +468,7 @@ class NvidiaGpuDriver(GpuDriver):
     family = "gpu"
     programming_model = "single"
     vendor_vfio_vendor = "10de"    # Ada/Hopper/Blackwell vGPU: VFs typed through nvidia/current_vgpu_type
+    discovery_tool = ("nvidia-smi", "nvidia_smi", "MIG state")
     cyborg_driver_name = "nvidia_gpu_driver"
     pci_vendors = {"nvidia": "10de"}
 
@@ -630,7 +631,7 @@ class NvidiaGpuDriver(GpuDriver):
                         tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                         name = self.type_name(pf, tid, names, ctx)
                         out["function"] = function_record(tid, name, discovered_function_trait(name, "NVIDIA_VGPU_" + tid))
-        if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
+        if not func.physfn and func.driver == "nvidia" and ctx.tool_enabled("nvidia-smi"):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig

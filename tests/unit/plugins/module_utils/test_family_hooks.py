@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers, _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _drivers, _vocab
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
@@ -234,3 +234,58 @@ def test_a_family_without_device_nodes_of_its_own_asks_for_none(drv, tmp_path):
     (tmp_path / "dev" / "nvidia-caps").mkdir(parents=True)
     (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
     assert drv.held_device_nodes(Sysfs(root=str(tmp_path))) is None
+
+
+# -- discovery's vendor tool and the option that points at it ----------------------------------------------------
+def test_nvidia_names_nvidia_smi_and_its_option():
+    assert BY_NAME["nvidia"].discovery_tool == ("nvidia-smi", "nvidia_smi", "MIG state")
+    assert [d.name for d in _drivers.default_drivers() if d.discovery_tool] == ["nvidia"]
+    assert NewFamilyDriver().discovery_tool is None
+
+
+class _TpuDriver(NewFamilyDriver):
+    """A new family whose discovery runs its own query tool."""
+
+    discovery_tool = ("tpu-info", "tpu_info", "TPU chip state")
+
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "1ae0"
+
+    def describe(self, func, ctx):
+        res = ctx.run_tool("tpu-info", ["--json"])
+        return {"function": None if res is None else {"id": res[1].strip(), "name": None, "trait": None}}
+
+
+@pytest.fixture
+def tpu_host(host):
+    host.add_pci("0000:07:00.0", "1ae0", "0027", "120000")
+    host.write("/usr/bin/tpu-info", "#!/bin/sh\necho v5e\n", mode=0o755)
+    reg = _drivers.Registry()
+    reg.register(_TpuDriver())
+    return host, reg
+
+
+def test_a_new_familys_tool_is_found_run_and_reported_under_its_option(tpu_host):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, nvidia_smi="never")
+    assert res["accelerators"][0]["function"]["id"] == "v5e"
+    assert res["host"]["tpu_info"] == host.root + "/usr/bin/tpu-info" and res["host"]["nvidia_smi"] is None
+
+
+@pytest.mark.parametrize("setting", ["never", "off", "none"])
+def test_a_new_familys_tool_option_turns_it_off(tpu_host, setting):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, tpu_info=setting)
+    assert res["accelerators"][0]["function"] is None and res["host"]["tpu_info"] is None and res["warnings"] == []
+
+
+def test_a_new_familys_tool_option_names_a_path_that_is_no_tool(tpu_host):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, tpu_info=host.root + "/nowhere")
+    assert res["host"]["tpu_info"] is None
+    assert "tpu_info: %s/nowhere is not an executable file; TPU chip state not read" % host.root in res["warnings"]
+
+
+def test_an_option_no_family_names_is_refused(host):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tpu_info'"):
+        _discovery.discover(Sysfs(host.root), tpu_info="never")

@@ -33,7 +33,7 @@ import os
 import socket
 import uuid as uuidlib
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import SMI, find_gpu, read_layout
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import SMI, find_gpu, read_layout
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan

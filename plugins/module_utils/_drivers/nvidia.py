@@ -404,7 +404,7 @@ def mig_layout_function(mig):
     """The function of a GPU in MIG mode that carries MIG-backed vGPUs: its layout (``1 x 3g.40gb + 2 x 1g.10gb``,
     as ``nvidia_mig`` writes it), with the layout's trait."""
     # imported here: the MIG engine imports this module
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import layout_text  # pylint: disable=import-outside-toplevel
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import layout_text  # pylint: disable=import-outside-toplevel
     text = layout_text([gi["name"] for gi in mig["gpu_instances"]])
     return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
 

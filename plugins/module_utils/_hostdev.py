@@ -41,7 +41,6 @@ INPUT_FORM = ("a discovery result (with accelerators), a list of discovery recor
               "one unit (with kind and id), or a string that is %s or %s" % (PCI_FORM, UUID_FORM))
 
 _PATTERN_CHARS = "*?["
-_VENDOR_VFIO_DRIVERS = []
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -179,14 +178,9 @@ def _unit_from_string(text):
 def _vendor_vfio_driver(vendor_id):
     """The family driver whose vendor-specific VFIO rules apply to a unit marked ``vendor_vfio``: the one of the card's
     vendor, else (a unit given without its card) the first whose GPUs have such VFs."""
-    if not _VENDOR_VFIO_DRIVERS:
-        # imported on first use: input with no vendor-VFIO unit never loads the family drivers
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import family_drivers  # pylint: disable=import-outside-toplevel
-        _VENDOR_VFIO_DRIVERS.extend(d for f in FAMILIES for d in family_drivers(f) if d.vendor_vfio_vendor)
-    for drv in _VENDOR_VFIO_DRIVERS:
-        if drv.vendor_vfio_vendor == vendor_id:
-            return drv
-    return _VENDOR_VFIO_DRIVERS[0]
+    # imported on first use: input with no vendor-VFIO unit never loads the family drivers
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu  # pylint: disable=import-outside-toplevel
+    return gpu.vendor_vfio_driver(vendor_id) or gpu.vendor_vfio_drivers()[0]
 
 
 def _unmanaged(unit):

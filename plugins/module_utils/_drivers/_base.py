@@ -183,6 +183,12 @@ class Driver(object):
 
     # -- vendor-specific VFIO: vGPUs as SR-IOV VFs typed through the vendor's own sysfs, served by its host driver ----
     vendor_vfio_vendor = None     # the PCI vendor id of the family's GPUs that give such vGPUs (None: none do)
+    vendor_vfio_name = None       # what messages call such GPUs ("an SR-IOV NVIDIA GPU")
+
+    def vendor_vfio_backend(self):
+        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card: :mod:`_vgpu`),
+        imported on first use; None when the family has none."""
+        return None
 
     def vendor_vfio_why_not(self, unit):
         """Why a VF of such a GPU (a hostdev unit: ``vgpu_type``) cannot be given to a guest, or None."""

@@ -468,6 +468,7 @@ class NvidiaGpuDriver(GpuDriver):
     family = "gpu"
     programming_model = "single"
     vendor_vfio_vendor = "10de"    # Ada/Hopper/Blackwell vGPU: VFs typed through nvidia/current_vgpu_type
+    vendor_vfio_name = "NVIDIA"
     discovery_tool = ("nvidia-smi", "nvidia_smi", "MIG state")
     cyborg_driver_name = "nvidia_gpu_driver"
     pci_vendors = {"nvidia": "10de"}
@@ -515,6 +516,11 @@ class NvidiaGpuDriver(GpuDriver):
     def vendor_vfio_unmanaged(self):
         return ("NVIDIA vendor-VFIO VF",
                 "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
+
+    def vendor_vfio_backend(self):
+        # imported here: the programming backend is loaded by the vgpu engine, not by discovery
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import BACKEND  # pylint: disable=import-outside-toplevel
+        return BACKEND
 
     @staticmethod
     def _vgpu_of(func):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _drivers, _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu, nvidia_vgpu
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
@@ -209,10 +210,21 @@ def test_nvidia_states_its_vendor_vfio_rules():
 
 @pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["amd_gpu"]], ids=lambda d: d.name)
 def test_a_family_without_vendor_vfio_has_no_such_rules(drv):
-    assert drv.vendor_vfio_vendor is None
+    assert drv.vendor_vfio_vendor is None and drv.vendor_vfio_name is None
     assert drv.vendor_vfio_why_not({"vgpu_type": None}) is None
     assert drv.vendor_vfio_unmanaged() is None
-    assert drv.vendor_vfio_vendor not in _drivers.vendor_vfio_vendors()
+    assert drv.vendor_vfio_backend() is None
+    assert drv not in gpu.vendor_vfio_drivers()
+
+
+def test_the_vgpu_engine_finds_nvidias_vendor_vfio_backend_by_the_cards_vendor():
+    nvidia = BY_NAME["nvidia"]
+    assert [d.name for d in gpu.vendor_vfio_drivers()] == ["nvidia"] and gpu.vendor_vfio_names() == "NVIDIA"
+    assert gpu.vendor_vfio_driver("10de") is not None and gpu.vendor_vfio_driver("10de").name == "nvidia"
+    assert gpu.vendor_vfio_driver("1002") is None and gpu.vendor_vfio_driver(None) is None
+    backend = nvidia.vendor_vfio_backend()
+    assert backend is nvidia_vgpu.BACKEND and backend.name == "vendor_vfio"
+    assert callable(backend.plan) and callable(backend.finish)
 
 
 # -- in use: the device nodes a process may hold a family's units through ------------------------------------------

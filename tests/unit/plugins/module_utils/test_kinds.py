@@ -110,7 +110,7 @@ def _modules_loaded_by(code):
 
 
 IMPORT = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as d\n"
-ENGINES = {"_fpga", "_vgpu", "_sriov", "nvidia_mig", "_hostmodule"}
+ENGINES = {"_fpga", "_vgpu", "_sriov", "nvidia_mig", "nvidia_vgpu", "_hostmodule"}
 
 
 def test_loading_the_declaration_loads_no_driver_and_no_engine():

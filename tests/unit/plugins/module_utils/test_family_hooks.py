@@ -236,9 +236,9 @@ def test_nvidia_asks_for_its_nodes_only_where_caps_nodes_exist(tmp_path):
     assert nvidia.held_device_nodes(sysfs) is None                # the directory alone holds nothing
     (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
     test = nvidia.held_device_nodes(sysfs)
-    assert [p for p in ("/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12", "/dev/nvidiactl",
-                        "/dev/nvidia-uvm", "/dev/vfio/5") if test(p)] == ["/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0",
-                                                                         "/dev/nvidia12"]
+    paths = ("/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12", "/dev/nvidiactl", "/dev/nvidia-uvm",
+             "/dev/vfio/5")
+    assert [p for p in paths if test(p)] == ["/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12"]
 
 
 @pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["intel_fpga"]], ids=lambda d: d.name)

@@ -116,7 +116,7 @@ def test_mig_parted_entry_per_gpu():
     assert "has no entry for GPU 5" in str(e.value)
     with pytest.raises(ProgrammingError) as e:
         nvidia_mig.mig_parted_entry({"x": [{"devices": "all", "mig-enabled": True}, {"devices": [0], "mig-enabled": False}]},
-                              "x", 0, "0x1")
+                                    "x", 0, "0x1")
     assert "has 2 entries for GPU 0" in str(e.value)
 
 

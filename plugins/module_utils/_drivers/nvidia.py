@@ -9,6 +9,11 @@ and MIG mode, instances and GPU instance profiles from ``nvidia-smi`` (read-only
 vGPU type ids mean different things on different card models, so a VF's type id is resolved to a
 name with the types listed by the VFs of the same card (its PF).
 
+The family's rules outside discovery are hooks of the driver (``nvidia-smi`` and its ``nvidia_smi`` option, the MIG
+device nodes a process may hold, hostdev's rules for a vendor-VFIO VF); its programming sits in files beside this
+one, imported on first use: ``nvidia_vgpu.py`` (the vgpu module's vendor_vfio backend) and ``nvidia_mig.py`` (the
+MIG engine and the ``mig`` kind).
+
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
 

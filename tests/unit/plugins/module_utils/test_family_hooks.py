@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The families' Nova, Cyborg and Ironic hooks: each family's values, what the registry builds from them, what a
-new family gets by default, and each declaration kind's ``nova_spec``."""
+new family gets by default, and each declaration kind's ``nova_spec``; the hooks that hold NVIDIA's rules (vendor-
+specific VFIO, the device nodes of the in-use scan, discovery's vendor tool), NVIDIA's values and a new family's."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ SCHEMA_VERSION = 1
 VF_DETAILS = ("full", "summary")
 DEFAULT_LIBVIRT_RUN_DIR = "/run/libvirt/qemu"
 TOOL_TIMEOUT = 30
-NVIDIA_SMI_OFF = ("never", "none", "off", "false", "no", "")
+# the settings of a family's discovery tool option (``Driver.discovery_tool``) that turn the tool off
+TOOL_OFF = ("never", "none", "off", "false", "no", "")
 
 _VENDOR_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
 _ADDR_PATTERN_RE = re.compile(r"^[0-9a-fA-F:.*?\[\]!-]+$")
@@ -102,11 +103,22 @@ def normalize_options(families=None, vendor_ids=None, addresses=None):
 
 
 # -- context handed to drivers ------------------------------------------------------------------------
+def discovery_tools(drivers):
+    """``{tool: (module option, what discovery reads with it)}``: the vendor tools the families' drivers name
+    (``Driver.discovery_tool``), each with the option that says where it is or that it is not to be run."""
+    out = {}
+    for drv in drivers:
+        if drv.discovery_tool is not None:
+            tool, option, reads = drv.discovery_tool
+            out.setdefault(tool, (option, reads))
+    return out
+
+
 class Context(object):
     """What drivers may use while describing: the sysfs layer, the scan, pci.ids names, in-use
     evidence, a per-discovery cache, host-level warnings and read-only tools."""
 
-    def __init__(self, sysfs, scan, pci_ids=None, inuse=None, nvidia_smi="auto"):
+    def __init__(self, sysfs, scan, pci_ids=None, inuse=None, tool_settings=None):
         self.sysfs = sysfs
         self.scan = scan
         self.pci_ids = pci_ids
@@ -114,22 +126,30 @@ class Context(object):
         self.cache = {}
         self.warnings = []
         self.tools = {}  # name -> path used (or None)
-        self.nvidia_smi = nvidia_smi
-        self.nvidia_smi_enabled = ("%s" % (nvidia_smi,)).strip().lower() not in NVIDIA_SMI_OFF
+        # tool -> (option, its setting: auto, one of TOOL_OFF or a path, what is not read without it)
+        self.tool_settings = dict(tool_settings or {})
 
     def warn(self, message):
         if message not in self.warnings:
             self.warnings.append(message)
 
+    def _setting(self, name):
+        option, value, reads = self.tool_settings.get(name, (None, "auto", None))
+        return option, ("%s" % (value,)).strip(), reads
+
+    def tool_enabled(self, name):
+        """False when the tool's option turns it off (a tool no option names is always enabled)."""
+        return self._setting(name)[1].lower() not in TOOL_OFF
+
     def find_tool(self, name):
-        """A tool's path on this machine. With a root other than '/', only <root>/usr/bin etc. are
-        looked at (the simulated host's tools), never this machine's."""
-        if name == "nvidia-smi":
-            opt = ("%s" % (self.nvidia_smi,)).strip()
-            if not self.nvidia_smi_enabled:
-                return None
-            if opt.lower() != "auto":
-                return opt if os.access(opt, os.X_OK) else None
+        """A tool's path on this machine: the path its option gives, else (``auto``) the one tool finder's. With a
+        root other than '/', only <root>/usr/bin etc. are looked at (the simulated host's tools), never this
+        machine's."""
+        value = self._setting(name)[1]
+        if not self.tool_enabled(name):
+            return None
+        if value.lower() != "auto":
+            return value if os.access(value, os.X_OK) else None
         return _tools.find_tool(self.sysfs, name)
 
     def run_tool(self, name, args, timeout=TOOL_TIMEOUT):
@@ -137,9 +157,9 @@ class Context(object):
         Failures to start it become a warning and None."""
         if name not in self.tools:
             self.tools[name] = self.find_tool(name)
-            if self.tools[name] is None and name == "nvidia-smi" and self.nvidia_smi_enabled \
-                    and ("%s" % (self.nvidia_smi,)).strip().lower() != "auto":
-                self.warn("nvidia_smi: %s is not an executable file; MIG state not read" % self.nvidia_smi)
+            option, value, reads = self._setting(name)
+            if self.tools[name] is None and self.tool_enabled(name) and value.lower() != "auto":
+                self.warn("%s: %s is not an executable file; %s not read" % (option, value, reads))
         path = self.tools[name]
         if path is None:
             return None
@@ -353,8 +373,8 @@ def _folded_vf_unit(address, utype, group, ev, vf_index, index_is_position, drv,
 
 
 def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include_all=False,
-             libvirt_run_dir=DEFAULT_LIBVIRT_RUN_DIR, nvidia_smi="auto", pci_ids_path=None,
-             in_use=True, registry=None, root="/", vf_detail="full"):
+             libvirt_run_dir=DEFAULT_LIBVIRT_RUN_DIR, pci_ids_path=None,
+             in_use=True, registry=None, root="/", vf_detail="full", **tool_options):
     """Discover accelerators. ``sysfs`` is a :class:`Sysfs` (or one is made for ``root``).
 
     Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
@@ -367,6 +387,9 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
     too is not a record: its units, with its index, driver and MAC, are in the PF record's
     ``sriov.vf_units`` and its warnings in the PF record's, prefixed with its address; drivers whose VFs
     are accelerators with family data of their own, FPGA ports, keep them as records).
+
+    ``tool_options``: where a family's vendor tool is (``auto``: looked up; a path; ``never``: not run), by the option
+    its driver names (``Driver.discovery_tool``: ``nvidia_smi``); the host's ``<option>`` is the tool that was run.
 
     Returns ``{"schema_version", "accelerators": [records], "host": {...}, "warnings": [...]}``.
     Raises :class:`OptionError` for bad options only.
@@ -384,23 +407,31 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
     if paused:
         gc.disable()
     try:
-        return _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_smi, pci_ids_path,
+        return _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, tool_options, pci_ids_path,
                          in_use, registry, vf_detail)
     finally:
         if paused:
             gc.enable()
 
 
-def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_smi, pci_ids_path, in_use,
+def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, tool_options, pci_ids_path, in_use,
               registry, vf_detail):
     registry = registry or Registry()
+    tools = discovery_tools(registry.drivers)
+    settings = dict((tool, (option, tool_options.get(option, "auto"), reads)) for tool, (option, reads) in tools.items())
+    unknown = set(tool_options) - set(option for option, _reads in tools.values())
+    if unknown:
+        # a built-in family's option is accepted (and unused) with a registry that lacks the family
+        unknown -= set(option for option, _reads in discovery_tools(Registry().drivers).values())
+    if unknown:
+        raise TypeError("discover() got an unexpected keyword argument %r" % sorted(unknown)[0])
     scan = _pci.scan(sysfs)
     pci_ids_file = _pci.find_pci_ids(sysfs, pci_ids_path)
     warnings = list(scan.warnings)
     if pci_ids_path and pci_ids_file is None:
         warnings.append("pci_ids_path: %s is not a readable file; names are not reported" % pci_ids_path)
     ids = _pci.PciIds(pci_ids_file) if pci_ids_file else None
-    ctx = Context(sysfs, scan, ids, None, nvidia_smi)
+    ctx = Context(sysfs, scan, ids, None, settings)
 
     # a function reported inside another's record (an Alveo's management PF) also gets a record of its own, from
     # the generic driver, whenever the non-accelerator functions are reported: every function lspci lists has one
@@ -437,7 +468,7 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
         selected.append((func, drv))
 
     if in_use and selected:
-        ctx.inuse = _inuse.collect(sysfs, libvirt_run_dir, processes=True)
+        ctx.inuse = _inuse.collect(sysfs, libvirt_run_dir, processes=True, drivers=registry.drivers)
         warnings.extend(ctx.inuse.warnings)
     else:
         ctx.inuse = _inuse.InUse()
@@ -483,8 +514,8 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, nvidia_s
         "libvirt_run_dir": libvirt_run_dir or None,
         "domains": [d["name"] for d in ctx.inuse.domains],
         "processes_scanned": ctx.inuse.processes_scanned,
-        "nvidia_smi": ctx.tools.get("nvidia-smi"),
-        "pci_ids": pci_ids_file,
-        "vf_detail": vf_detail,
     }
+    for tool, (option, _reads) in tools.items():
+        host[option] = ctx.tools.get(tool)
+    host.update(pci_ids=pci_ids_file, vf_detail=vf_detail)
     return {"schema_version": SCHEMA_VERSION, "accelerators": records, "host": host, "warnings": warnings}

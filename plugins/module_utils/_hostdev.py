@@ -175,6 +175,19 @@ def _unit_from_string(text):
     raise HostdevError("%r is neither %s nor %s" % (text, PCI_FORM, UUID_FORM))
 
 
+def _vendor_vfio_driver(vendor_id):
+    """The family driver whose vendor-specific VFIO rules apply to a unit marked ``vendor_vfio``: the one of the card's
+    vendor, else (a unit given without its card) the first whose GPUs have such VFs."""
+    # imported on first use: input with no vendor-VFIO unit never loads the family drivers
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu  # pylint: disable=import-outside-toplevel
+    return gpu.vendor_vfio_driver(vendor_id) or gpu.vendor_vfio_drivers()[0]
+
+
+def _unmanaged(unit):
+    """``(what the unit is, why)`` when libvirt must not rebind a PCI unit (its vendor's host driver serves it), else None."""
+    return _vendor_vfio_driver(None).vendor_vfio_unmanaged() if unit["vendor_vfio"] else None
+
+
 def _hostdev_unit(kind, uid, address, record, raw=None):
     """The unit as hostdev_units returns it: the discovery unit's keys plus what rendering needs."""
     raw = raw or {}
@@ -200,11 +213,12 @@ def _hostdev_unit(kind, uid, address, record, raw=None):
             why_not = "parent of mdevs %s" % ", ".join(str(c) for c in children)
         elif kind == "device" and (sriov.get("numvfs") or 0) > 0:
             why_not = "parent of %d VFs" % sriov.get("numvfs")
-        elif vendor_vfio and not vgpu_type:
-            why_not = "NVIDIA vendor-VFIO VF without a vGPU type"
-        elif kind != "mdev":
-            # an mdev has an IOMMU group of its own (made by the mdev core), a PCI unit shares its function's
-            why_not = _group_why_not(raw.get("iommu_group"), group_blockers(uid, group_drivers))
+        else:
+            if vendor_vfio:
+                why_not = _vendor_vfio_driver(record.get("vendor_id")).vendor_vfio_why_not({"vgpu_type": vgpu_type})
+            if why_not is None and kind != "mdev":
+                # an mdev has an IOMMU group of its own (made by the mdev core), a PCI unit shares its function's
+                why_not = _group_why_not(raw.get("iommu_group"), group_blockers(uid, group_drivers))
     name = ("mdev_" + uid.replace("-", "_")) if kind == "mdev" else "pci_" + re.sub(r"[:.]", "_", uid)
     function = record.get("function") or {}
     return {
@@ -542,11 +556,14 @@ def check_applicable(units, options):
         raise HostdevError("managed: applies to PCI units; mdev hostdevs are always managed='no' "
                            "(got only mdevs: %s)" % ", ".join(u["id"] for u in mdev))
     if options["managed"] == "yes":
-        vendor = [u["id"] for u in pci if u["vendor_vfio"]]
-        if vendor:
-            raise HostdevError("managed: yes is not possible for NVIDIA vendor-VFIO VF%s %s: the nvidia driver "
-                               "must stay bound to serve the vGPU, so libvirt must not rebind it; use managed: "
-                               "auto or no" % ("s" if len(vendor) > 1 else "", ", ".join(vendor)))
+        unmanaged = {}
+        for u in pci:
+            held = _unmanaged(u)
+            if held:
+                unmanaged.setdefault(held, []).append(u["id"])
+        for (what, why), ids in unmanaged.items():
+            raise HostdevError("managed: yes is not possible for %s%s %s: %s; use managed: auto or no"
+                               % (what, "s" if len(ids) > 1 else "", ", ".join(ids), why))
 
 
 def render(unit, options):
@@ -558,7 +575,7 @@ def render(unit, options):
         rom = None
     else:
         if options["managed"] == "auto":
-            managed = "no" if unit["vendor_vfio"] else "yes"
+            managed = "no" if _unmanaged(unit) else "yes"
         else:
             managed = options["managed"]
         head = _attrs([("mode", "subsystem"), ("type", "pci"), ("managed", managed)])

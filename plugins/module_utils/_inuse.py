@@ -10,10 +10,10 @@ Collected once per discovery:
   domain): ``<hostdev type='pci'>`` and ``<interface type='hostdev'>`` source PCI addresses and
   ``<hostdev type='mdev'>`` source UUIDs;
 - every ``/proc/<pid>/fd/*`` link to ``/dev/vfio/<group>`` (legacy group interface) or
-  ``/dev/vfio/devices/vfioN`` (iommufd cdev), and, where ``/dev/nvidia-caps`` holds nodes (NVIDIA MIG: one
-  capability node per GPU and compute instance), to ``/dev/nvidia-caps/nvidia-capN`` and ``/dev/nvidiaN``
-  (by path: MIG discovery maps a minor to its instance). The process scan (one pass for both) is skipped
-  when neither ``/dev/vfio`` nor ``/dev/nvidia-caps`` holds nodes, since then nothing can hold one open.
+  ``/dev/vfio/devices/vfioN`` (iommufd cdev), and to the device nodes a family names when they exist on the host
+  (``Driver.held_device_nodes``: NVIDIA's MIG capability and GPU nodes), kept by path for the family's discovery.
+  The process scan (one pass for all) is skipped when neither ``/dev/vfio`` nor any family's nodes exist, since
+  then nothing can hold one open.
 
 Evidence items are dicts ``{kind: domain|process, name, pid, evidence}``; ``evidence`` is the file
 that proves it (the domain's XML, or ``/proc/<pid>/fd/<n> -> /dev/vfio/<group>``).
@@ -106,7 +106,7 @@ class InUse(object):
         self.by_uuid = {}  # mdev uuid -> [evidence]
         self.by_group = {}  # iommu group -> [evidence]
         self.by_cdev = {}  # vfio cdev name (vfio3) -> [evidence]
-        self.by_path = {}  # NVIDIA device path (/dev/nvidia-caps/nvidia-cap21, /dev/nvidia0) -> [evidence]
+        self.by_path = {}  # a family's device node (Driver.held_device_nodes: /dev/nvidia0) -> [evidence]
         self.domains = []  # [{name, state, pid, evidence}]
         self.warnings = []
         self.processes_scanned = False
@@ -203,23 +203,24 @@ def _vfio_nodes(sysfs):
     return False
 
 
-def _nvidia_caps_nodes(sysfs):
-    """True when /dev/nvidia-caps holds capability nodes (a MIG GPU has instances a process could hold)."""
-    try:
-        return bool(os.listdir(sysfs.real("/dev/nvidia-caps")))
-    except (IOError, OSError):
-        return False
+def _node_tests(sysfs, drivers):
+    """The families' tests of a device path a process may hold their units through besides VFIO, for the families
+    whose nodes exist on this host (``Driver.held_device_nodes``)."""
+    if drivers is None:
+        # imported here: the registry's drivers are asked only when discovery does not hand over its own
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import default_drivers  # pylint: disable=import-outside-toplevel
+        drivers = default_drivers()
+    tests = []
+    for drv in drivers:
+        test = drv.held_device_nodes(sysfs)
+        if test is not None and test not in tests:
+            tests.append(test)
+    return tests
 
 
-def _nvidia_path(target):
-    """Whether ``target`` is a device path MIG in-use evidence needs (a caps node or a GPU node)."""
-    if target.startswith("/dev/nvidia-caps/"):
-        return True
-    return target.startswith("/dev/nvidia") and target[len("/dev/nvidia"):].isdigit()
-
-
-def collect_processes(sysfs, inuse, nvidia=False):
-    """One pass over /proc/<pid>/fd: VFIO files (always) and, with ``nvidia``, NVIDIA GPU and caps nodes."""
+def collect_processes(sysfs, inuse, node_tests=()):
+    """One pass over /proc/<pid>/fd: VFIO files (always) and the device paths one of ``node_tests`` accepts (a
+    family's nodes, recorded by path)."""
     proc = sysfs.real("/proc")
     try:
         pids = [p for p in os.listdir(proc) if p.isdigit()]
@@ -243,7 +244,7 @@ def collect_processes(sysfs, inuse, nvidia=False):
             except (IOError, OSError):
                 continue
             vfio = target.startswith("/dev/vfio/")
-            if not vfio and not (nvidia and _nvidia_path(target)):
+            if not vfio and not any(test(target) for test in node_tests):
                 continue
             rest = target[len("/dev/vfio/"):]
             if comm is None:
@@ -263,13 +264,14 @@ def collect_processes(sysfs, inuse, nvidia=False):
                               "every process that holds a VFIO device)" % denied)
 
 
-def collect(sysfs, libvirt_run_dir="/run/libvirt/qemu", processes=True):
-    """Collect in-use evidence once for the whole host. Never raises for a bad tree."""
+def collect(sysfs, libvirt_run_dir="/run/libvirt/qemu", processes=True, drivers=None):
+    """Collect in-use evidence once for the whole host. Never raises for a bad tree. ``drivers``: the family drivers
+    asked for device nodes of their own (default: the built-in ones)."""
     inuse = InUse()
     if libvirt_run_dir:
         collect_domains(sysfs, libvirt_run_dir, inuse)
     if processes:
-        nvidia = _nvidia_caps_nodes(sysfs)
-        if nvidia or _vfio_nodes(sysfs):
-            collect_processes(sysfs, inuse, nvidia)
+        node_tests = _node_tests(sysfs, drivers)
+        if node_tests or _vfio_nodes(sysfs):
+            collect_processes(sysfs, inuse, node_tests)
     return inuse

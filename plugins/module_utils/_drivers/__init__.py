@@ -50,7 +50,7 @@ _BUILT_IN = default_drivers()
 
 def _mig_kind():
     # the MIG engine, and the host-module machinery it programs through, load only for a declaration asking for MIG
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import MIG_KIND  # pylint: disable=import-outside-toplevel
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import MIG_KIND  # pylint: disable=import-outside-toplevel
     return MIG_KIND
 
 

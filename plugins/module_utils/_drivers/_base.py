@@ -54,6 +54,10 @@ class Driver(object):
         the first-pass fields (ids, class, kernel driver, physfn) should be needed."""
         return False
 
+    # the read-only vendor tool discovery may run for the family's cards: (tool, the module option that says where it
+    # is or that it is not run, what discovery does not read without it); None: the family runs none
+    discovery_tool = None
+
     def is_secondary(self, func, ctx):
         """True when ``func`` is reported inside another function's record (e.g. the management PF
         of a card whose record is its user PF)."""
@@ -170,6 +174,30 @@ class Driver(object):
     def in_use_evidence(self, card):
         """Evidence lines (``_vocab.card_in_use``'s form) for users of the card that its units do not show."""
         return []
+
+    def held_device_nodes(self, sysfs):
+        """A test of a device path (an open file's ``/proc/<pid>/fd`` link) through which a process holds the
+        family's units besides VFIO, when the host has such nodes (``_inuse`` then records their holders by path in
+        ``InUse.by_path``); None when it has none, so that no process scan is made for them."""
+        return None
+
+    # -- vendor-specific VFIO: vGPUs as SR-IOV VFs typed through the vendor's own sysfs, served by its host driver ----
+    vendor_vfio_vendor = None     # the PCI vendor id of the family's GPUs that give such vGPUs (None: none do)
+    vendor_vfio_name = None       # what messages call such GPUs ("an SR-IOV NVIDIA GPU")
+
+    def vendor_vfio_backend(self):
+        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card: :mod:`_vgpu`),
+        imported on first use; None when the family has none."""
+        return None
+
+    def vendor_vfio_why_not(self, unit):
+        """Why a VF of such a GPU (a hostdev unit: ``vgpu_type``) cannot be given to a guest, or None."""
+        return None
+
+    def vendor_vfio_unmanaged(self):
+        """``(what a VF of such a GPU is called, why libvirt must not rebind it)``: hostdev renders it ``managed='no'``
+        and refuses ``managed: yes``; None when the family has no such VFs."""
+        return None
 
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):

@@ -37,9 +37,6 @@ class GpuDriver(Driver):
     name = "gpu"
     family = "gpu"
     programming_model = "fixed"
-    # the PCI vendor id of GPUs whose vGPUs are SR-IOV VFs given a type through the vendor's own sysfs (NVIDIA's
-    # vendor-specific VFIO, the vgpu module's vendor_vfio backend); None: the family has none
-    vendor_vfio_vendor = None
 
     vfs_pooled_in_pf = True
     cyborg_profile_classes = {"gpu": "PGPU", "pgpu": "PGPU", "vgpu": "VGPU"}
@@ -86,6 +83,27 @@ class GpuDriver(Driver):
                 out["programming_model"] = "single"
             out["function"] = mdev_function(types, mdevs, func)
         return out
+
+
+def vendor_vfio_drivers():
+    """The built-in GPU drivers whose GPUs give vGPUs as SR-IOV VFs typed through the vendor's own sysfs
+    (vendor-specific VFIO), in priority order."""
+    # the registry is imported here because it imports this file
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import family_drivers  # pylint: disable=import-outside-toplevel
+    return [d for d in family_drivers(GpuDriver.family) if d.vendor_vfio_vendor]
+
+
+def vendor_vfio_driver(vendor_id):
+    """The one of :func:`vendor_vfio_drivers` for GPUs of PCI vendor ``vendor_id``, or None."""
+    for drv in vendor_vfio_drivers():
+        if drv.vendor_vfio_vendor == vendor_id:
+            return drv
+    return None
+
+
+def vendor_vfio_names():
+    """What messages call the GPUs of :func:`vendor_vfio_drivers` (``NVIDIA``: "an SR-IOV NVIDIA GPU")."""
+    return " or ".join(d.vendor_vfio_name for d in vendor_vfio_drivers())
 
 
 def mdev_function(types, mdevs, func):
@@ -232,11 +250,9 @@ class VgpuKind(Kind):
 
     def refusal(self, entry, card):
         gpu = card.get("gpu") or {}
-        # the registry is imported here because it imports this file
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import vendor_vfio_vendors  # pylint: disable=import-outside-toplevel
-        vendor_vfio = card.get("vendor_id") in vendor_vfio_vendors() and (card.get("sriov") or {}).get("totalvfs")
+        vendor_vfio = vendor_vfio_driver(card.get("vendor_id")) is not None and (card.get("sriov") or {}).get("totalvfs")
         if not (gpu.get("mdev_types") or gpu.get("vgpu_types") or gpu.get("vgpu_vfs") or vendor_vfio):
-            return "offers no vGPU types (no mdev types, not an SR-IOV NVIDIA GPU)"
+            return "offers no vGPU types (no mdev types, not an SR-IOV %s GPU)" % vendor_vfio_names()
         offered = {str(x).lower() for t in (gpu.get("mdev_types") or []) + (gpu.get("vgpu_types") or [])
                    for x in (t.get("id"), t.get("name")) if x}
         if offered and entry["vgpu"]["type"].lower() not in offered:

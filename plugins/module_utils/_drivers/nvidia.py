@@ -9,11 +9,17 @@ and MIG mode, instances and GPU instance profiles from ``nvidia-smi`` (read-only
 vGPU type ids mean different things on different card models, so a VF's type id is resolved to a
 name with the types listed by the VFs of the same card (its PF).
 
+The family's rules outside discovery are hooks of the driver (``nvidia-smi`` and its ``nvidia_smi`` option, the MIG
+device nodes a process may hold, hostdev's rules for a vendor-VFIO VF); its programming sits in files beside this
+one, imported on first use: ``nvidia_vgpu.py`` (the vgpu module's vendor_vfio backend) and ``nvidia_mig.py`` (the
+MIG engine and the ``mig`` kind).
+
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -199,6 +205,13 @@ def gpu_minor(sysfs, address, index):
     return index
 
 
+def held_node(target):
+    """Whether ``target`` is a device path MIG in-use evidence needs (a caps node or a GPU node)."""
+    if target.startswith("/dev/nvidia-caps/"):
+        return True
+    return target.startswith("/dev/nvidia") and target[len("/dev/nvidia"):].isdigit()
+
+
 def mig_evidence(by_path, minors, minor, gi_id, ci_ids):
     """In-use evidence of GPU instance ``gi_id`` of the GPU with device minor ``minor``: the processes holding
     its capability node or one of its compute instances' (``by_path``: :attr:`_inuse.InUse.by_path`)."""
@@ -275,7 +288,7 @@ def _smi_once(ctx, key, args, parse):
     if cache is not None:
         return cache
     ctx.cache[key] = found = {}
-    if not ctx.nvidia_smi_enabled:
+    if not ctx.tool_enabled("nvidia-smi"):
         return found
     res = ctx.run_tool("nvidia-smi", args)
     if res is None:
@@ -396,7 +409,7 @@ def mig_layout_function(mig):
     """The function of a GPU in MIG mode that carries MIG-backed vGPUs: its layout (``1 x 3g.40gb + 2 x 1g.10gb``,
     as ``nvidia_mig`` writes it), with the layout's trait."""
     # imported here: the MIG engine imports this module
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._mig import layout_text  # pylint: disable=import-outside-toplevel
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import layout_text  # pylint: disable=import-outside-toplevel
     text = layout_text([gi["name"] for gi in mig["gpu_instances"]])
     return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
 
@@ -460,6 +473,8 @@ class NvidiaGpuDriver(GpuDriver):
     family = "gpu"
     programming_model = "single"
     vendor_vfio_vendor = "10de"    # Ada/Hopper/Blackwell vGPU: VFs typed through nvidia/current_vgpu_type
+    vendor_vfio_name = "NVIDIA"
+    discovery_tool = ("nvidia-smi", "nvidia_smi", "MIG state")
     cyborg_driver_name = "nvidia_gpu_driver"
     pci_vendors = {"nvidia": "10de"}
 
@@ -475,6 +490,14 @@ class NvidiaGpuDriver(GpuDriver):
         return ["mig gpu instance %s (%s): %s %s" % (gi.get("id"), gi.get("name"), who.get("kind", "?"),
                                                      who.get("evidence") or who.get("name") or "")
                 for gi in (mig or {}).get("gpu_instances") or [] for who in gi.get("in_use_by") or []]
+
+    def held_device_nodes(self, sysfs):
+        # a MIG GPU's instances are held through its capability nodes (one per GPU and compute instance) and the GPU
+        # through /dev/nvidia<minor>; without caps nodes there is no instance to hold
+        try:
+            return held_node if os.listdir(sysfs.real("/dev/nvidia-caps")) else None
+        except (IOError, OSError):
+            return None
 
     def provider_specs(self, record, base_traits, function_traits):
         """A GPU in MIG mode carrying MIG-backed vGPUs: VGPU units of its vGPUs' type, one per GI of the profile
@@ -492,6 +515,18 @@ class NvidiaGpuDriver(GpuDriver):
         return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, name), traits, note)]
 
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
+    def vendor_vfio_why_not(self, unit):
+        return None if unit.get("vgpu_type") else "NVIDIA vendor-VFIO VF without a vGPU type"
+
+    def vendor_vfio_unmanaged(self):
+        return ("NVIDIA vendor-VFIO VF",
+                "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
+
+    def vendor_vfio_backend(self):
+        # imported here: the programming backend is loaded by the vgpu engine, not by discovery
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import BACKEND  # pylint: disable=import-outside-toplevel
+        return BACKEND
+
     @staticmethod
     def _vgpu_of(func):
         """(current type id or None, creatable [{id,name}]) for a function with an nvidia/ dir."""
@@ -607,7 +642,7 @@ class NvidiaGpuDriver(GpuDriver):
                         tid = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
                         name = self.type_name(pf, tid, names, ctx)
                         out["function"] = function_record(tid, name, discovered_function_trait(name, "NVIDIA_VGPU_" + tid))
-        if not func.physfn and func.driver == "nvidia" and ctx.nvidia_smi_enabled:
+        if not func.physfn and func.driver == "nvidia" and ctx.tool_enabled("nvidia-smi"):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig

@@ -3,14 +3,17 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The families' Nova, Cyborg and Ironic hooks: each family's values, what the registry builds from them, what a
-new family gets by default, and each declaration kind's ``nova_spec``."""
+new family gets by default, and each declaration kind's ``nova_spec``; the hooks that hold NVIDIA's rules (vendor-
+specific VFIO, the device nodes of the in-use scan, discovery's vendor tool), NVIDIA's values and a new family's."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers, _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _drivers, _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu, nvidia_vgpu
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
 BY_NAME = dict((d.name, d) for d in _drivers.default_drivers())
 
@@ -194,3 +197,108 @@ def test_a_vendor_vfio_vgpu_is_vfs_nova_must_not_rebind():
     assert spec == {"addresses": ["0000:3b:00.4", "0000:3b:00.5"], "product_id": "26ba", "device_type": "type-VF",
                     "vfs_of": None, "resource_class": "CUSTOM_VGPU_L40S", "managed": False}
     assert problems == ["l40s: 0000:3b:00.0 has 2 VF(s) for 3 vGPU(s) of NVIDIA L40S-12Q"]
+
+
+# -- vendor-specific VFIO (hostdev's rule for a VF typed through the vendor's sysfs) ---------------------------------
+def test_nvidia_states_its_vendor_vfio_rules():
+    nvidia = BY_NAME["nvidia"]
+    assert nvidia.vendor_vfio_vendor == "10de"
+    assert nvidia.vendor_vfio_why_not({"vgpu_type": None}) == "NVIDIA vendor-VFIO VF without a vGPU type"
+    assert nvidia.vendor_vfio_why_not({"vgpu_type": "1155"}) is None
+    assert nvidia.vendor_vfio_unmanaged() == (
+        "NVIDIA vendor-VFIO VF", "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
+
+
+@pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["amd_gpu"]], ids=lambda d: d.name)
+def test_a_family_without_vendor_vfio_has_no_such_rules(drv):
+    assert drv.vendor_vfio_vendor is None and drv.vendor_vfio_name is None
+    assert drv.vendor_vfio_why_not({"vgpu_type": None}) is None
+    assert drv.vendor_vfio_unmanaged() is None
+    assert drv.vendor_vfio_backend() is None
+    assert drv not in gpu.vendor_vfio_drivers()
+
+
+def test_the_vgpu_engine_finds_nvidias_vendor_vfio_backend_by_the_cards_vendor():
+    nvidia = BY_NAME["nvidia"]
+    assert [d.name for d in gpu.vendor_vfio_drivers()] == ["nvidia"] and gpu.vendor_vfio_names() == "NVIDIA"
+    assert gpu.vendor_vfio_driver("10de") is not None and gpu.vendor_vfio_driver("10de").name == "nvidia"
+    assert gpu.vendor_vfio_driver("1002") is None and gpu.vendor_vfio_driver(None) is None
+    backend = nvidia.vendor_vfio_backend()
+    assert backend is nvidia_vgpu.BACKEND and backend.name == "vendor_vfio"
+    assert callable(backend.plan) and callable(backend.finish)
+
+
+# -- in use: the device nodes a process may hold a family's units through ------------------------------------------
+def test_nvidia_asks_for_its_nodes_only_where_caps_nodes_exist(tmp_path):
+    sysfs = Sysfs(root=str(tmp_path))
+    nvidia = BY_NAME["nvidia"]
+    assert nvidia.held_device_nodes(sysfs) is None                # no /dev/nvidia-caps: no scan for it
+    (tmp_path / "dev" / "nvidia-caps").mkdir(parents=True)
+    assert nvidia.held_device_nodes(sysfs) is None                # the directory alone holds nothing
+    (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
+    test = nvidia.held_device_nodes(sysfs)
+    paths = ("/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12", "/dev/nvidiactl", "/dev/nvidia-uvm",
+             "/dev/vfio/5")
+    assert [p for p in paths if test(p)] == ["/dev/nvidia-caps/nvidia-cap21", "/dev/nvidia0", "/dev/nvidia12"]
+
+
+@pytest.mark.parametrize("drv", [NewFamilyDriver(), BY_NAME["gpu"], BY_NAME["intel_fpga"]], ids=lambda d: d.name)
+def test_a_family_without_device_nodes_of_its_own_asks_for_none(drv, tmp_path):
+    (tmp_path / "dev" / "nvidia-caps").mkdir(parents=True)
+    (tmp_path / "dev" / "nvidia-caps" / "nvidia-cap21").write_text("")
+    assert drv.held_device_nodes(Sysfs(root=str(tmp_path))) is None
+
+
+# -- discovery's vendor tool and the option that points at it ----------------------------------------------------
+def test_nvidia_names_nvidia_smi_and_its_option():
+    assert BY_NAME["nvidia"].discovery_tool == ("nvidia-smi", "nvidia_smi", "MIG state")
+    assert [d.name for d in _drivers.default_drivers() if d.discovery_tool] == ["nvidia"]
+    assert NewFamilyDriver().discovery_tool is None
+
+
+class _TpuDriver(NewFamilyDriver):
+    """A new family whose discovery runs its own query tool."""
+
+    discovery_tool = ("tpu-info", "tpu_info", "TPU chip state")
+
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "1ae0"
+
+    def describe(self, func, ctx):
+        res = ctx.run_tool("tpu-info", ["--json"])
+        return {"function": None if res is None else {"id": res[1].strip(), "name": None, "trait": None}}
+
+
+@pytest.fixture
+def tpu_host(host):
+    host.add_pci("0000:07:00.0", "1ae0", "0027", "120000")
+    host.write("/usr/bin/tpu-info", "#!/bin/sh\necho v5e\n", mode=0o755)
+    reg = _drivers.Registry()
+    reg.register(_TpuDriver())
+    return host, reg
+
+
+def test_a_new_familys_tool_is_found_run_and_reported_under_its_option(tpu_host):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, nvidia_smi="never")
+    assert res["accelerators"][0]["function"]["id"] == "v5e"
+    assert res["host"]["tpu_info"] == host.root + "/usr/bin/tpu-info" and res["host"]["nvidia_smi"] is None
+
+
+@pytest.mark.parametrize("setting", ["never", "off", "none"])
+def test_a_new_familys_tool_option_turns_it_off(tpu_host, setting):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, tpu_info=setting)
+    assert res["accelerators"][0]["function"] is None and res["host"]["tpu_info"] is None and res["warnings"] == []
+
+
+def test_a_new_familys_tool_option_names_a_path_that_is_no_tool(tpu_host):
+    host, reg = tpu_host
+    res = _discovery.discover(Sysfs(host.root), registry=reg, tpu_info=host.root + "/nowhere")
+    assert res["host"]["tpu_info"] is None
+    assert "tpu_info: %s/nowhere is not an executable file; TPU chip state not read" % host.root in res["warnings"]
+
+
+def test_an_option_no_family_names_is_refused(host):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tpu_info'"):
+        _discovery.discover(Sysfs(host.root), tpu_info="never")

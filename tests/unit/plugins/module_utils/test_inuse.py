@@ -10,6 +10,7 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
 UUID = "4b20d080-1b54-4048-85b3-a6a62d165c01"
@@ -101,6 +102,25 @@ def test_no_caps_nodes_no_nvidia_paths(host):
     host.add_process(7, "qemu", {3: "/dev/vfio/42", 4: "/dev/nvidia0"})
     inuse = _inuse.collect(Sysfs(host.root), None)
     assert inuse.processes_scanned is True and inuse.by_path == {} and list(inuse.by_group) == [42]
+
+
+class _TpuDriver(Driver):
+    """A family whose units a process holds through /dev/accel<N> once its nodes exist."""
+
+    name = family = "tpu"
+
+    def held_device_nodes(self, sysfs):
+        return (lambda target: target.startswith("/dev/accel")) if sysfs.exists("/dev/accel0") else None
+
+
+def test_a_familys_device_nodes_are_scanned_only_where_they_exist(host):
+    host.add_process(9, "trainer", {3: "/dev/accel0", 4: "/dev/nvidia0"})
+    assert _inuse.collect(Sysfs(host.root), None, drivers=[_TpuDriver()]).processes_scanned is False
+    host.write("/dev/accel0", "")
+    inuse = _inuse.collect(Sysfs(host.root), None, drivers=[_TpuDriver()])
+    assert inuse.processes_scanned is True
+    assert inuse.by_path == {"/dev/accel0": [{"kind": "process", "name": "trainer", "pid": 9,
+                                              "evidence": "/proc/9/fd/3 -> /dev/accel0"}]}
 
 
 def test_in_use_off(host):

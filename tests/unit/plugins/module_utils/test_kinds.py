@@ -110,7 +110,7 @@ def _modules_loaded_by(code):
 
 
 IMPORT = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as d\n"
-ENGINES = {"_fpga", "_vgpu", "_sriov", "_mig", "_hostmodule"}
+ENGINES = {"_fpga", "_vgpu", "_sriov", "nvidia_mig", "nvidia_vgpu", "_hostmodule"}
 
 
 def test_loading_the_declaration_loads_no_driver_and_no_engine():
@@ -131,7 +131,7 @@ def test_resolving_a_declaration_loads_no_programming_engine():
 
 def test_a_mig_declaration_loads_the_mig_engine_only():
     loaded = _modules_loaded_by(IMPORT + "d.validate([%r])" % (entry("mig", VALID["mig"]),))
-    assert "_mig" in loaded and not loaded & {"_fpga", "_vgpu"}, sorted(loaded & ENGINES)
+    assert "nvidia_mig" in loaded and not loaded & {"_fpga", "_vgpu"}, sorted(loaded & ENGINES)
 
 
 def test_the_vocabulary_loads_the_drivers_only_to_ask_whether_a_card_is_in_use():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _mig
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_mig
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import ProgrammingError
 
 # H100 80GB (nvidia-smi mig -lgip / -lgipp; NVIDIA MIG user guide, H100 table)
@@ -36,7 +36,7 @@ H100 = {
     ({"1g.10gb": 2, "2g.20gb": 1}, ["1g.10gb", "1g.10gb", "2g.20gb"]),
 ])
 def test_parse_layout_forms(value, expected):
-    assert _mig.parse_layout(value) == expected
+    assert nvidia_mig.parse_layout(value) == expected
 
 
 @pytest.mark.parametrize("value,needle", [
@@ -48,13 +48,13 @@ def test_parse_layout_forms(value, expected):
 ])
 def test_parse_layout_errors(value, needle):
     with pytest.raises(ProgrammingError) as e:
-        _mig.parse_layout(value)
+        nvidia_mig.parse_layout(value)
     assert needle in str(e.value)
 
 
 def test_layout_text_largest_first():
-    assert _mig.layout_text(["1g.10gb", "3g.40gb", "1g.10gb"]) == "1 x 3g.40gb + 2 x 1g.10gb"
-    assert _mig.layout_text([]) == "none"
+    assert nvidia_mig.layout_text(["1g.10gb", "3g.40gb", "1g.10gb"]) == "1 x 3g.40gb + 2 x 1g.10gb"
+    assert nvidia_mig.layout_text([]) == "none"
 
 
 CONFIG = """# mig-parted config (its format: https://github.com/NVIDIA/mig-parted, examples/config.yaml)
@@ -84,7 +84,7 @@ mig-configs:
 
 
 def test_parse_simple_yaml_reads_mig_parted_files():
-    data = _mig.parse_simple_yaml(CONFIG)
+    data = nvidia_mig.parse_simple_yaml(CONFIG)
     assert data["version"] == "v1"
     cfg = data["mig-configs"]
     assert cfg["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
@@ -96,27 +96,27 @@ def test_parse_simple_yaml_reads_mig_parted_files():
 
 def test_parse_simple_yaml_rejects_what_it_does_not_know():
     with pytest.raises(ValueError):
-        _mig.parse_simple_yaml("a: 1\n   b: 2\n")
+        nvidia_mig.parse_simple_yaml("a: 1\n   b: 2\n")
     with pytest.raises(ValueError):
-        _mig.parse_simple_yaml("just text\n")
+        nvidia_mig.parse_simple_yaml("just text\n")
     with pytest.raises(ValueError):
-        _mig.parse_simple_yaml("[a]: b\n")  # a key that is not a plain scalar
+        nvidia_mig.parse_simple_yaml("[a]: b\n")  # a key that is not a plain scalar
     with pytest.raises(ValueError):
-        _mig.parse_simple_yaml(": {x: 1}\n")
+        nvidia_mig.parse_simple_yaml(": {x: 1}\n")
 
 
 def test_mig_parted_entry_per_gpu():
-    cfg = _mig.parse_simple_yaml(CONFIG)["mig-configs"]
-    assert _mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE") == ("enabled", ["1g.10gb"] * 7)
-    assert _mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE") == ("disabled", [])
-    assert _mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE") == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])
-    assert _mig.mig_parted_entry(cfg, "custom-config", 5, "0x233010DE") == ("enabled", [])
+    cfg = nvidia_mig.parse_simple_yaml(CONFIG)["mig-configs"]
+    assert nvidia_mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE") == ("enabled", ["1g.10gb"] * 7)
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE") == ("disabled", [])
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE") == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 5, "0x233010DE") == ("enabled", [])
     with pytest.raises(ProgrammingError) as e:
-        _mig.mig_parted_entry(cfg, "custom-config", 5, "0x20B010DE")  # the device filter leaves no entry
+        nvidia_mig.mig_parted_entry(cfg, "custom-config", 5, "0x20B010DE")  # the device filter leaves no entry
     assert "has no entry for GPU 5" in str(e.value)
     with pytest.raises(ProgrammingError) as e:
-        _mig.mig_parted_entry({"x": [{"devices": "all", "mig-enabled": True}, {"devices": [0], "mig-enabled": False}]},
-                              "x", 0, "0x1")
+        nvidia_mig.mig_parted_entry({"x": [{"devices": "all", "mig-enabled": True}, {"devices": [0], "mig-enabled": False}]},
+                                    "x", 0, "0x1")
     assert "has 2 entries for GPU 0" in str(e.value)
 
 
@@ -132,12 +132,12 @@ def test_mig_parted_entry_per_gpu():
     ([{"name": "2g.20gb", "placement": "2:2"}], ["1g.20gb", "1g.20gb", "1g.20gb"], True),
 ])
 def test_fits(kept, wanted, ok):
-    assert _mig.fits(H100, kept, wanted) is ok
+    assert nvidia_mig.fits(H100, kept, wanted) is ok
 
 
 def test_choose_kept_prefers_instances_in_use():
     gis = [{"id": 7, "name": "1g.10gb"}, {"id": 8, "name": "1g.10gb"}, {"id": 2, "name": "3g.40gb"}]
-    kept, rest = _mig.choose_kept(gis, ["1g.10gb", "2g.20gb"], {8: [{"kind": "process"}]})
+    kept, rest = nvidia_mig.choose_kept(gis, ["1g.10gb", "2g.20gb"], {8: [{"kind": "process"}]})
     assert [g["id"] for g in kept] == [8] and rest == ["2g.20gb"]
 
 
@@ -149,12 +149,12 @@ def _record(mode="Enabled", pending=None, gis=(), cis=()):
 
 def test_carries_layout_for_the_declaration():
     rec = _record(gis=[(2, "3g.40gb"), (7, "1g.10gb")], cis=[2, 7])
-    assert _mig.carries_layout(rec, "enabled", ["1g.10gb", "3g.40gb"])
-    assert _mig.carries_layout(rec, "enabled", None)
-    assert not _mig.carries_layout(rec, "enabled", ["1g.10gb"] * 7)
-    assert not _mig.carries_layout(_record(gis=[(2, "3g.40gb")]), "enabled", ["3g.40gb"])  # no compute instance
-    assert not _mig.carries_layout(_record("Disabled", "Enabled"), "enabled", [])  # pending is not carried
-    assert _mig.carries_layout(_record("Disabled"), "disabled", None)
-    assert not _mig.carries_layout(_record("Enabled", "Disabled"), "disabled", None)
-    assert not _mig.carries_layout({"gpu": {"mig": None}}, "enabled", [])
-    assert _mig.record_layout(rec) == ("Enabled", ["1g.10gb", "3g.40gb"], True)
+    assert nvidia_mig.carries_layout(rec, "enabled", ["1g.10gb", "3g.40gb"])
+    assert nvidia_mig.carries_layout(rec, "enabled", None)
+    assert not nvidia_mig.carries_layout(rec, "enabled", ["1g.10gb"] * 7)
+    assert not nvidia_mig.carries_layout(_record(gis=[(2, "3g.40gb")]), "enabled", ["3g.40gb"])  # no compute instance
+    assert not nvidia_mig.carries_layout(_record("Disabled", "Enabled"), "enabled", [])  # pending is not carried
+    assert nvidia_mig.carries_layout(_record("Disabled"), "disabled", None)
+    assert not nvidia_mig.carries_layout(_record("Enabled", "Disabled"), "disabled", None)
+    assert not nvidia_mig.carries_layout({"gpu": {"mig": None}}, "enabled", [])
+    assert nvidia_mig.record_layout(rec) == ("Enabled", ["1g.10gb", "3g.40gb"], True)

@@ -15,9 +15,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, ProgrammingError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import TYPE_CACHE, TypeResolver, read_vendor_vfs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import (
-    TYPE_CACHE, TypeResolver, VgpuDesired, choose_backend, host_name, mdev_uuid, plan_vgpu, read_mdev_card,
-    read_vendor_vfs, resolve_mdev_type)
+    VgpuDesired, choose_backend, host_name, mdev_uuid, plan_vgpu, read_mdev_card, resolve_mdev_type)
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 

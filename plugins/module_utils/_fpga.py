@@ -163,7 +163,7 @@ def discover_card(sysfs, address):
         raise FpgaError("address must be a PCI address such as 0000:5e:00.0 or 5e:00.0; got %r" % (address,))
     if not sysfs.exists("/sys/bus/pci/devices/%s" % addr):
         raise FpgaError("%s: no such PCI device on this host (nothing in /sys/bus/pci/devices)" % addr)
-    result = _discovery.discover(sysfs, families=["fpga"], addresses=[addr], nvidia_smi="never")
+    result = _discovery.discover(sysfs, families=["fpga"], addresses=[addr])  # no vendor tool runs: only FPGA drivers describe
     recs = result["accelerators"]
     for rec in recs:
         fp = rec.get("fpga") or {}

@@ -187,7 +187,7 @@ def host_module():
     The kinds import their engine by name (``kind.program()``, through ``_lazy``), which ansible-core's payload
     builder does not follow, so that a module that only asks the registry does not ship the engines. This module
     programs through every kind: the engines are imported here so that they ship with it
-    (tests/unit/plugins/modules/test_payloads.py checks that every kind's engine does)."""
+    (tests/unit/plugins/test_module_payloads.py checks that every kind's engine does)."""
     # pylint: disable=import-outside-toplevel,unused-import
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _mig, _sriov, _vgpu  # noqa: F401
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule

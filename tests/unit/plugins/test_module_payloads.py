@@ -94,6 +94,14 @@ def test_accelerator_converge_ships_the_engine_of_every_kind(kind):
     assert len(engines) == 1 and engines[0] in shipped("accelerator_converge")
 
 
+@pytest.mark.parametrize("module", ["accelerator_converge", "baremetal_node_accelerators"])
+@pytest.mark.parametrize("kind", _drivers.KIND_NAMES)
+def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
+    # the declaration asks the registry for an entry's kind; the MIG kind lives in its engine's file, which the
+    # registry imports on first use (a module that reads declarations must ship it, whether it programs or not)
+    assert type(_drivers.kind(kind)).__module__[len(PLUGINS + ".module_utils."):] in shipped(module)
+
+
 @pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
                                             ("nvidia_mig", "_mig")])
 def test_a_programming_module_ships_its_engine(module, engine):

@@ -22,7 +22,7 @@ description:
     Placement), V(drain) (the hosts with cards to change, each card drained) and V(report) (every host that got to
     the report, with its discovery after the change, the drains to keep and the drains to release), or V(hosts) (the
     inventory names of the batch's hosts that run the role, the loop of the role's summary) or V(apply) (the inventory
-    names of those that change cards in this run, after the drain: when there is none, the role's apply runs once for
+    names of those that change cards in this run, after the drain; when there is none, the role's apply runs once for
     the batch, and skips, instead of once per host).
 options:
   _input:

@@ -377,14 +377,16 @@ def main():
                 print(summarise(runs[-1]), "plain trees unchanged: %s" % runs[-1]["tree_unchanged"], flush=True)
                 runs.append(run_playbook(work, plain_inventory, ping, args.forks, "plainfloor-%d" % i))
                 print(summarise(runs[-1]), flush=True)
+        # with --plain, the compared tree runs on the plain trees too, interleaved with this tree's runs there
         for i in range(1, args.repeat + 1 if args.compare else 1):
             writes0 = fuse_writes(work, hosts)
-            runs.append(run_playbook(work, inventory, os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
+            runs.append(run_playbook(work, plain_inventory if args.plain else inventory,
+                                     os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
                                      args.forks, "cmpnoop-%d" % i, collections="collections-compare"))
             runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
             runs[-1]["converged_hosts"] = converged()
             print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
-            runs.append(run_playbook(work, inventory, ping, args.forks, "cmpfloor-%d" % i))
+            runs.append(run_playbook(work, plain_inventory if args.plain else inventory, ping, args.forks, "cmpfloor-%d" % i))
             print(summarise(runs[-1]), flush=True)
     except KeyboardInterrupt:
         print("interrupted: summarising the runs that finished", flush=True)

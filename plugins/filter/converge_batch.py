@@ -21,7 +21,9 @@ description:
     mode), V(check) (plan mode; the O(accelops.lifecycle.placement_provider_tree#module:hosts) to compare with
     Placement), V(drain) (the hosts with cards to change, each card drained) and V(report) (every host that got to
     the report, with its discovery after the change, the drains to keep and the drains to release), or V(hosts) (the
-    inventory names of the batch's hosts that run the role, the loop of the role's summary).
+    inventory names of the batch's hosts that run the role, the loop of the role's summary) or V(apply) (the inventory
+    names of those that change cards in this run, after the drain; when there is none, the role's apply runs once for
+    the batch, and skips, instead of once per host).
 options:
   _input:
     description:
@@ -38,7 +40,7 @@ options:
   step:
     description: For C(converge_batch), which call to prepare.
     type: str
-    choices: [reads, check, drain, report, hosts]
+    choices: [reads, check, drain, report, hosts, apply]
 '''
 
 EXAMPLES = r'''
@@ -68,7 +70,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import placement_evidence, plan_failure
 
-STEPS = ("reads", "check", "drain", "report", "hosts")
+STEPS = ("reads", "check", "drain", "report", "hosts", "apply")
 # The role's variables a host's record is read from: its settings (one set_fact) and what each task returned.
 SETTINGS = "__accelerator_host_settings"
 RESULTS = (("plan", "__accelerator_host_plan"), ("read", "__accelerator_host_placement_read"),
@@ -269,6 +271,10 @@ def converge_batch(items, step):
     if step == "hosts":
         return [item.get("host") for item in items]
     states = [(item, _state(item, "converge_batch")) for item in items]
+    if step == "apply":
+        # the same condition as the role's apply on each host (the cards it changes: none in plan mode, none after an
+        # error before the change), read before the apply's own result, which may still be a former run's
+        return [item.get("host") for item, s in states if s["apply"]]
     if step == "reads":
         names, roots = [], []
         for item, s in states:

@@ -24,7 +24,6 @@ import fcntl
 import os
 import time
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
     DeclarationError,
     allow_list_refusal,
@@ -181,6 +180,20 @@ def host_drift(cards, planned, problems):
 
 
 # -- programming -------------------------------------------------------------------------------------------------
+def host_module():
+    """The host-module machinery a card's plan runs through, and the programming engines, imported by the first card
+    to plan: a host whose cards all carry their functions loads none of them (bench/BENCHMARKS.md).
+
+    The kinds import their engine by name (``kind.program()``, through ``_lazy``), which ansible-core's payload
+    builder does not follow, so that a module that only asks the registry does not ship the engines. This module
+    programs through every kind: the engines are imported here so that they ship with it
+    (tests/unit/plugins/test_module_payloads.py checks that every kind's engine does)."""
+    # pylint: disable=import-outside-toplevel,unused-import
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _mig, _sriov, _vgpu  # noqa: F401
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
+    return _hostmodule
+
+
 def card_params(card, settings):
     """The programming module's options for one card: its arguments from the resolution, the converge's settings,
     and the module's defaults for the rest (validated by the module's own argument spec). The kind imports its
@@ -285,7 +298,7 @@ class Converge(object):
             if job is not None and self.check_mode:
                 # what the programming module's check mode returns: the plan run without its writes
                 try:
-                    msg = _hostmodule.execute_job(card_host, job)
+                    msg = host_module().execute_job(card_host, job)
                 finally:
                     card_host.cleanup()
             r["planned"][card["address"]] = _card_outcome(card_host, msg, self.check_mode and job is not None)
@@ -303,7 +316,7 @@ class Converge(object):
             try:
                 if not job.plan:
                     continue
-                msg = _hostmodule.execute_job(card_host, job)
+                msg = host_module().execute_job(card_host, job)
             finally:
                 card_host.cleanup()
             r["applied"][card["address"]] = _card_outcome(card_host, msg, True)
@@ -335,13 +348,14 @@ class Converge(object):
 
     def _plan_card(self, card):
         """(the card's Host, its Job or None, the refusal message or None)."""
+        hostmodule = host_module()
         try:
             program, params = card_params(card, self.p)
-        except _hostmodule.REFUSALS as e:
-            dummy = _hostmodule.Host(self.module, card["kind"], params={}, sysfs=self.sysfs)
+        except hostmodule.REFUSALS as e:
+            dummy = hostmodule.Host(self.module, card["kind"], params={}, sysfs=self.sysfs)
             return dummy, None, str(e)
-        card_host = _hostmodule.Host(self.module, program.name, params=params, sysfs=self.sysfs)
-        job, msg = _hostmodule.plan(card_host, program.plan)
+        card_host = hostmodule.Host(self.module, program.name, params=params, sysfs=self.sysfs)
+        job, msg = hostmodule.plan(card_host, program.plan)
         if job is None:
             card_host.cleanup()
         return card_host, job, msg

@@ -2,11 +2,16 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A collection module_utils file imported on first use, for the filter plugins.
+"""A collection module_utils file imported on first use, by name.
 
-ansible-core imports every filter file of a collection in each forked worker that templates any one of its filters
-(a role task that uses ``converge_report`` pays for ``fleet_report``'s Placement package too). A filter file that
-names its engine ``lazy("_pools")`` instead of importing it costs that worker nothing until the filter runs.
+- The filter plugins: ansible-core imports every filter file of a collection in each forked worker that templates
+  any one of its filters (a role task that uses ``converge_report`` pays for ``fleet_report``'s Placement package
+  too). A filter file that names its engine ``lazy("_pools")`` instead of importing it costs that worker nothing
+  until the filter runs.
+- The declaration's kinds (``kind.program()``): ansible-core builds a module's payload from the files its imports
+  reach, imports inside functions included, but not from a name. A kind that names its programming engine here
+  keeps that engine out of the payload of every module that only asks the driver registry (discovery, the
+  Placement and Cyborg modules); a module that programs imports the engine itself, so that it ships.
 """
 
 from __future__ import annotations

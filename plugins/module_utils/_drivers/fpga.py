@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import SHA256_RE, function_id
 
@@ -228,9 +229,9 @@ class FpgaKind(Kind):
         return args
 
     def program(self):
-        # imported here: the FPGA engine is loaded by the converge of a card to change, not by the declaration
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM  # pylint: disable=import-outside-toplevel
-        return PROGRAM
+        # by name, on first use: the FPGA engine is loaded by the converge of a card to change, and shipped only by the
+        # modules that program (they import it themselves), not by every module that asks the registry
+        return lazy("_fpga").PROGRAM
 
     def function_names(self, entry):
         fid = entry["fpga"]["function_id"]

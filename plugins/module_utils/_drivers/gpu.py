@@ -268,9 +268,10 @@ class VgpuKind(Kind):
         return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
 
     def program(self):
-        # imported here: the vGPU engine is loaded by the converge of a card to change, not by the declaration
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM  # pylint: disable=import-outside-toplevel
-        return PROGRAM
+        # by name, on first use: the vGPU engine is loaded by the converge of a card to change, and shipped only by the
+        # modules that program (they import it themselves), not by every module that asks the registry
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy  # pylint: disable=import-outside-toplevel
+        return lazy("_vgpu").PROGRAM
 
     def function_names(self, entry):
         return {entry["vgpu"]["type"]: entry["name"]}

@@ -18,6 +18,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     mdev_units,
     read_mdev,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 
 __metaclass__ = type
 
@@ -86,9 +87,9 @@ class VfsKind(Kind):
         return args
 
     def program(self):
-        # imported here: the SR-IOV engine is loaded by the converge of a card to change, not by the declaration
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM  # pylint: disable=import-outside-toplevel
-        return PROGRAM
+        # by name, on first use: the SR-IOV engine is loaded by the converge of a card to change, and shipped only by the
+        # modules that program (they import it themselves), not by every module that asks the registry
+        return lazy("_sriov").PROGRAM
 
     def units(self, entry, card):
         return entry["vfs"]["count"]

@@ -159,7 +159,28 @@ def test_hosts_that_do_not_run_the_role_are_left_out():
     with pytest.raises(AnsibleFilterError, match="^converge_host: other: no __accelerator_host_settings"):
         converge_host({"inventory_hostname": "other"})
     with pytest.raises(AnsibleFilterError, match="^converge_batch: step must be one of"):
-        converge_batch([], "apply")
+        converge_batch([], "summary")
+
+
+def test_the_apply_runs_for_the_batch_only_where_a_host_changes_cards():
+    # the hosts whose apply would run (the role runs it once, and skips, when there is none)
+    p = plan([card(NIC, "todo")], TODO)
+    read = {"results": [{"providers": [{"name": "cn-h2_" + NIC, "in_use": False, "usages": {}}]}]}
+    drained = {"changed": True, "by_host": {"cn-h2": {"summary": {"updated": 1}, "drained": []}}}
+    noop = host("h1", plan=plan([card(NIC, "ok")]), read=read, drain=drained)
+    changing = host("h2", plan=p, read=read, drain=drained)
+    assert converge_batch([noop, changing], "apply") == ["h2"] == [
+        h["inventory_hostname"] for h in (noop, changing) if converge_host(h)["apply"]]
+    assert converge_batch([noop], "apply") == []
+    # not drained (the drain failed or was not made), plan mode, a card that cannot be planned, Placement off
+    assert converge_batch([host("h2", plan=p, read=read)], "apply") == []
+    assert converge_batch([host("h2", plan=p, plan_only=True)], "apply") == []
+    bad = plan([card(NIC, "todo")], {NIC: dict(TODO[NIC], failed=True, msg="no such bitstream")})
+    assert converge_batch([host("h2", plan=bad, read=read, drain=drained)], "apply") == []
+    assert converge_batch([host("h2", plan=p, placement=False)], "apply") == ["h2"]
+    # a former run's apply result (the role in the same play again) does not hide this run's
+    former = {"failed": True, "msg": "lock held", "error": "the host is locked"}
+    assert converge_batch([host("h2", plan=p, read=read, drain=drained, apply=former)], "apply") == ["h2"]
 
 
 def test_the_summary_loop_names_every_host_that_runs_the_role_and_no_other():

@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, accelops.lifecycle contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What a module ships in its AnsiballZ payload.
+
+The payload is built here by ansible-core's own builder (``module_common.recursive_finder``: every module_utils file
+the module's imports reach, imports inside function bodies included). The programming engines (``_fpga``,
+``_vgpu``, ``_sriov``, ``_mig``) are imported by name by the declaration's kinds (``kind.program()``), which the
+builder does not follow: a module ships an engine only when it imports it itself. ``accelerator_converge``
+programs through every kind and must ship them all; a module that only discovers or reads (``accelerator_info``,
+``device_profile``, the Placement modules) must ship none.
+
+(Here, not beside the module tests: ansible-test runs those without ansible-core's controller code, and the
+payload builder is controller code. What a no-op converge imports: tests/unit/plugins/modules/test_converge_loads.py.)
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import os
+import sys
+import zipfile
+
+import pytest
+
+from ansible.executor import module_common
+
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers
+from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge
+
+PLUGINS = "ansible_collections.accelops.lifecycle.plugins"
+UTILS_DIR = "ansible_collections/accelops/lifecycle/plugins/module_utils/"
+MODULES_DIR = os.path.dirname(os.path.abspath(accelerator_converge.__file__))
+NOT_PROGRAMMING = ("accelerator_info", "device_profile", "device_profile_info", "placement_provider_tree",
+                   "placement_provider_info", "placement_provider_drain", "placement_aggregate_info",
+                   "baremetal_node_accelerators")
+# The MIG engine still reaches every module that imports the registry: _drivers/nvidia.py's mig_layout_function
+# imports layout_text from it (discovery of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by
+# name there while it lives in the engine), and the engine imports _sriov and the host-module machinery. Strict:
+# when layout_text leaves the engine, these pass and the mark must go.
+MIG_ENGINE_REACHED = pytest.mark.xfail(strict=True, reason="layout_text lives in the MIG engine (_mig), which "
+                                                           "_drivers/nvidia.py imports")
+
+_CACHE = {}
+
+
+def shipped(module):
+    """The collection's module_utils in ``module``'s payload, by name relative to module_utils (``_fpga``,
+    ``_drivers.nvidia``)."""
+    if module not in _CACHE:
+        with open(os.path.join(MODULES_DIR, module + ".py"), "rb") as f:
+            data = f.read()
+        with zipfile.ZipFile(io.BytesIO(), "w") as zf:
+            module_common.recursive_finder(module, "%s.modules.%s" % (PLUGINS, module), data, zf,
+                                           datetime.datetime.now(datetime.timezone.utc),
+                                           module_common._builder.ExtensionManager.create(task_vars={}))
+            names = zf.namelist()
+        files = [n[len(UTILS_DIR):-len(".py")] for n in names if n.startswith(UTILS_DIR) and n.endswith(".py")]
+        # a package by its name (_drivers/__init__.py: _drivers); module_utils' own __init__ is not a file of ours
+        _CACHE[module] = set(f[:-len("/__init__")].replace("/", ".") if f.endswith("/__init__") else f.replace("/", ".")
+                             for f in files if f != "__init__")
+    return _CACHE[module]
+
+
+def test_the_builder_sees_what_a_module_imports():
+    # the helper above reads real payloads: a module's own imports are in it, engines of other modules are not
+    assert {"_discovery", "_drivers", "_drivers.nvidia", "_module"} <= shipped("accelerator_info")
+    assert {"_sriov", "_hostmodule"} <= shipped("sriov_vfs") and "_fpga" not in shipped("sriov_vfs")
+
+
+@pytest.mark.parametrize("module", NOT_PROGRAMMING)
+@pytest.mark.parametrize("engine", ["_fpga", "_vgpu"])
+def test_a_module_that_does_not_program_ships_no_engine(module, engine):
+    assert engine not in shipped(module)
+
+
+@MIG_ENGINE_REACHED
+@pytest.mark.parametrize("module", NOT_PROGRAMMING)
+def test_a_module_that_does_not_program_ships_no_mig_engine(module):
+    assert shipped(module) & {"_mig", "_sriov", "_hostmodule"} == set()
+
+
+def engine_of(program):
+    """The module_utils module whose ``PROGRAM`` is ``program``."""
+    return [name[len(PLUGINS + ".module_utils."):] for name, mod in list(sys.modules.items())
+            if name.startswith(PLUGINS + ".module_utils.") and getattr(mod, "PROGRAM", None) is program]
+
+
+@pytest.mark.parametrize("kind", [k for k in _drivers.KIND_NAMES if _drivers.kind(k).module])
+def test_accelerator_converge_ships_the_engine_of_every_kind(kind):
+    engines = engine_of(_drivers.kind(kind).program())
+    assert len(engines) == 1 and engines[0] in shipped("accelerator_converge")
+
+
+@pytest.mark.parametrize("module", ["accelerator_converge", "baremetal_node_accelerators"])
+@pytest.mark.parametrize("kind", _drivers.KIND_NAMES)
+def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
+    # the declaration asks the registry for an entry's kind; the MIG kind lives in its engine's file, which the
+    # registry imports on first use (a module that reads declarations must ship it, whether it programs or not)
+    assert type(_drivers.kind(kind)).__module__[len(PLUGINS + ".module_utils."):] in shipped(module)
+
+
+@pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
+                                            ("nvidia_mig", "_mig")])
+def test_a_programming_module_ships_its_engine(module, engine):
+    assert engine in shipped(module)

@@ -523,9 +523,10 @@ class NvidiaGpuDriver(GpuDriver):
                 "the nvidia driver must stay bound to serve the vGPU, so libvirt must not rebind it")
 
     def vendor_vfio_backend(self):
-        # imported here: the programming backend is loaded by the vgpu engine, not by discovery
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import BACKEND  # pylint: disable=import-outside-toplevel
-        return BACKEND
+        # by name, on first use: the programming backend is loaded by the vgpu engine, not by discovery, and shipped
+        # only by the modules that program vGPUs (they import it themselves), not by every module that has the driver
+        from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy  # pylint: disable=import-outside-toplevel
+        return lazy("_drivers.nvidia_vgpu").BACKEND
 
     @staticmethod
     def _vgpu_of(func):

@@ -6,7 +6,8 @@
 
 The payload is built here by ansible-core's own builder (``module_common.recursive_finder``: every module_utils file
 the module's imports reach, imports inside function bodies included). The programming engines (``_fpga``,
-``_vgpu``, ``_sriov``, ``_mig``) are imported by name by the declaration's kinds (``kind.program()``), which the
+``_vgpu``, ``_sriov``, ``_drivers.nvidia_mig``; ``_drivers.nvidia_vgpu``, NVIDIA's vGPU backend) are imported by
+name by the declaration's kinds (``kind.program()``) and by the NVIDIA driver (``vendor_vfio_backend``), which the
 builder does not follow: a module ships an engine only when it imports it itself. ``accelerator_converge``
 programs through every kind and must ship them all; a module that only discovers or reads (``accelerator_info``,
 ``device_profile``, the Placement modules) must ship none.
@@ -36,12 +37,12 @@ MODULES_DIR = os.path.dirname(os.path.abspath(accelerator_converge.__file__))
 NOT_PROGRAMMING = ("accelerator_info", "device_profile", "device_profile_info", "placement_provider_tree",
                    "placement_provider_info", "placement_provider_drain", "placement_aggregate_info",
                    "baremetal_node_accelerators")
-# The MIG engine still reaches every module that imports the registry: _drivers/nvidia.py's mig_layout_function
-# imports layout_text from it (discovery of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by
+# The MIG engine (_drivers/nvidia_mig.py) still reaches every module that imports the registry: the registry
+# imports the mig kind from it, and _drivers/nvidia.py's mig_layout_function imports layout_text from it (discovery of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by
 # name there while it lives in the engine), and the engine imports _sriov and the host-module machinery. Strict:
 # when layout_text leaves the engine, these pass and the mark must go.
-MIG_ENGINE_REACHED = pytest.mark.xfail(strict=True, reason="layout_text lives in the MIG engine (_mig), which "
-                                                           "_drivers/nvidia.py imports")
+MIG_ENGINE_REACHED = pytest.mark.xfail(strict=True, reason="the mig kind and layout_text live in the MIG "
+                                                           "engine, which the registry and _drivers/nvidia.py import")
 
 _CACHE = {}
 
@@ -71,7 +72,7 @@ def test_the_builder_sees_what_a_module_imports():
 
 
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
-@pytest.mark.parametrize("engine", ["_fpga", "_vgpu"])
+@pytest.mark.parametrize("engine", ["_fpga", "_vgpu", "_drivers.nvidia_vgpu"])
 def test_a_module_that_does_not_program_ships_no_engine(module, engine):
     assert engine not in shipped(module)
 
@@ -79,7 +80,7 @@ def test_a_module_that_does_not_program_ships_no_engine(module, engine):
 @MIG_ENGINE_REACHED
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
 def test_a_module_that_does_not_program_ships_no_mig_engine(module):
-    assert shipped(module) & {"_mig", "_sriov", "_hostmodule"} == set()
+    assert shipped(module) & {"_drivers.nvidia_mig", "_sriov", "_hostmodule"} == set()
 
 
 def engine_of(program):
@@ -103,6 +104,8 @@ def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
 
 
 @pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
-                                            ("nvidia_mig", "_mig")])
+                                            ("nvidia_mig", "_drivers.nvidia_mig"),
+                                            ("vgpu", "_drivers.nvidia_vgpu"),
+                                            ("accelerator_converge", "_drivers.nvidia_vgpu")])
 def test_a_programming_module_ships_its_engine(module, engine):
     assert engine in shipped(module)

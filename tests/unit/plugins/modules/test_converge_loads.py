@@ -18,7 +18,7 @@ from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wro
 from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge
 
 UTILS = "ansible_collections.accelops.lifecycle.plugins.module_utils."
-ENGINES = ("_fpga", "_vgpu", "_sriov", "_mig", "_hostmodule", "_persist", "_audit")
+ENGINES = ("_fpga", "_vgpu", "_sriov", "_drivers.nvidia_mig", "_drivers.nvidia_vgpu", "_hostmodule", "_persist", "_audit")
 AFU = "9aeffe5f84570612c000c9660d824272"   # the function loaded on lab fpga-dfl's D5005
 
 

@@ -38,8 +38,9 @@ NOT_PROGRAMMING = ("accelerator_info", "device_profile", "device_profile_info", 
                    "placement_provider_info", "placement_provider_drain", "placement_aggregate_info",
                    "baremetal_node_accelerators")
 # The MIG engine (_drivers/nvidia_mig.py) still reaches every module that imports the registry: the registry
-# imports the mig kind from it, and _drivers/nvidia.py's mig_layout_function imports layout_text from it (discovery of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by
-# name there while it lives in the engine), and the engine imports _sriov and the host-module machinery. Strict:
+# imports the mig kind from it, and _drivers/nvidia.py's mig_layout_function imports layout_text from it (discovery
+# of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by name there while it lives in the engine),
+# and the engine imports _sriov and the host-module machinery. Strict:
 # when layout_text leaves the engine, these pass and the mark must go.
 MIG_ENGINE_REACHED = pytest.mark.xfail(strict=True, reason="the mig kind and layout_text live in the MIG "
                                                            "engine, which the registry and _drivers/nvidia.py import")

@@ -82,6 +82,11 @@ class Refusal(Exception):
         self.extra = extra
 
 
+class ProgrammingError(Refusal):
+    """A request that cannot be carried out; the message names the device and the cause. ``extra`` goes into
+    the module result."""
+
+
 class PlanFailed(Exception):
     """A step failed; ``result`` says what ran, what was rolled back and what state the host is in."""
 

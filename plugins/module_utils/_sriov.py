@@ -28,18 +28,13 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, ProgrammingError  # noqa: F401  pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
 DEVICES = "/sys/bus/pci/devices"
 DRIVERS = "/sys/bus/pci/drivers"
 TOOL_TIMEOUT = 60
 MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
-
-
-class ProgrammingError(Refusal):
-    """A request that cannot be carried out; the message names the device and the cause. ``extra`` goes into
-    the module result."""
 
 
 class HostOps(object):

@@ -23,7 +23,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu im
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import IntelFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_gpu import IntelDataCenterGpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nic import SriovNicDriver
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import NvidiaGpuDriver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import MIG_KIND, NvidiaGpuDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.pci import VFS_KIND, PciDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.qat import QatDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
@@ -34,7 +34,7 @@ __metaclass__ = type
 
 __all__ = ["FAMILIES", "KIND_NAMES", "MODELS", "Driver", "Kind", "Registry", "cyborg_families", "cyborg_profile_families",
            "default_drivers", "family_drivers", "for_record", "ironic_default_families", "ironic_types", "kind", "kinds",
-           "pci_vendors", "vendor_vfio_vendors", "for_sriov_pf"]
+           "pci_vendors", "for_sriov_pf"]
 
 
 def default_drivers():
@@ -48,19 +48,13 @@ def default_drivers():
 _BUILT_IN = default_drivers()
 
 
-def _mig_kind():
-    # the MIG engine, and the host-module machinery it programs through, load only for a declaration asking for MIG
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import MIG_KIND  # pylint: disable=import-outside-toplevel
-    return MIG_KIND
-
-
-# The declaration's kinds, one line each, in the order its messages list them: the name and the kind object, or
-# what imports it when its file is an engine that a declaration of other kinds should not load.
+# The declaration's kinds, one line each, in the order its messages list them. A kind's engine is imported by name
+# in its program(), so that a module that only reads declarations does not ship it.
 _KINDS = (
     ("fpga", FPGA_KIND),
     ("vgpu", VGPU_KIND),
     ("vfs", VFS_KIND),
-    ("mig", _mig_kind),
+    ("mig", MIG_KIND),
     ("passthrough", PASSTHROUGH_KIND),
 )
 KIND_NAMES = tuple(name for name, _kind in _KINDS)
@@ -69,23 +63,17 @@ _KIND_BY_NAME = dict(_KINDS)
 
 def kind(name):
     """The declaration kind ``name`` (a :class:`Kind`); KeyError for a name that is not one."""
-    found = _KIND_BY_NAME[name]
-    return found if isinstance(found, Kind) else found()
+    return _KIND_BY_NAME[name]
 
 
 def kinds():
-    """Every declaration kind, in :data:`KIND_NAMES` order (the lazily registered ones are imported)."""
+    """Every declaration kind, in :data:`KIND_NAMES` order."""
     return [kind(name) for name in KIND_NAMES]
 
 
 def family_drivers(family):
     """The built-in drivers of a family, in priority order (a family engine asks them for what differs)."""
     return [drv for drv in _BUILT_IN if drv.family == family]
-
-
-def vendor_vfio_vendors():
-    """The PCI vendor ids whose GPUs give vGPUs as typed SR-IOV VFs (the GPU families' ``vendor_vfio_vendor``)."""
-    return frozenset(d.vendor_vfio_vendor for d in family_drivers("gpu") if getattr(d, "vendor_vfio_vendor", None))
 
 
 def _families():

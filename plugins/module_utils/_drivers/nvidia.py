@@ -24,6 +24,8 @@ import re
 from collections import Counter
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
+    HOST_PROGRAM_SETTINGS,
+    Kind,
     function_record,
     mdev_units,
     read_mdev,
@@ -31,7 +33,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver, empty_gpu_section, mdev_function
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
+from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import ProgrammingError
 
 __metaclass__ = type
 
@@ -408,8 +412,6 @@ def _mig_vgpus(ctx, pf, gpu, mig):
 def mig_layout_function(mig):
     """The function of a GPU in MIG mode that carries MIG-backed vGPUs: its layout (``1 x 3g.40gb + 2 x 1g.10gb``,
     as ``nvidia_mig`` writes it), with the layout's trait."""
-    # imported here: the MIG engine imports this module
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import layout_text  # pylint: disable=import-outside-toplevel
     text = layout_text([gi["name"] for gi in mig["gpu_instances"]])
     return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
 
@@ -525,7 +527,6 @@ class NvidiaGpuDriver(GpuDriver):
     def vendor_vfio_backend(self):
         # by name, on first use: the programming backend is loaded by the vgpu engine, not by discovery, and shipped
         # only by the modules that program vGPUs (they import it themselves), not by every module that has the driver
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy  # pylint: disable=import-outside-toplevel
         return lazy("_drivers.nvidia_vgpu").BACKEND
 
     @staticmethod
@@ -658,3 +659,150 @@ class NvidiaGpuDriver(GpuDriver):
                             out["function"] = mig_layout_function(mig)
         out["programming_model"] = model
         return out
+
+
+# MIG layouts as a declaration and nvidia_mig give them
+PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+[a-z]+)?)$", re.I)
+TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
+
+
+# -- the declared layout ---------------------------------------------------------------------------------------
+def _profile_token(token, option):
+    t = ("%s" % (token,)).strip()
+    m = PROFILE_RE.match(t)
+    if not m:
+        raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
+                               "1g.10gb+me)" % (option, token))
+    return m.group(1).lower()
+
+
+def parse_layout(value, option="layout"):
+    """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
+    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``[]``/``""``: no
+    instances."""
+    out = []
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        value = [{"profile": k, "count": v} for k, v in value.items()]
+    if isinstance(value, str):
+        text = value.strip()
+        # "+" joins terms, except in a profile name's "+me" suffix
+        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
+        for term in terms:
+            m = TERM_RE.match(term) if term else None
+            if not m:
+                raise ProgrammingError("%s: %r: expected terms like \"2 x 3g.40gb\" joined with +" % (option, term))
+            out.extend([_profile_token(m.group(2), option)] * int(m.group(1) or 1))
+        return sorted(out)
+    if not isinstance(value, list):
+        raise ProgrammingError("%s: expected a list of {profile, count}, a list of profile names or a string such as "
+                               "\"2 x 3g.40gb + 1 x 1g.10gb\"; got %s" % (option, type(value).__name__))
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.extend(parse_layout(item, "%s[%d]" % (option, i)))
+            continue
+        if not isinstance(item, dict) or "profile" not in item:
+            raise ProgrammingError("%s[%d]: expected {profile: NAME, count: N} or a profile name" % (option, i))
+        unknown = sorted(set(item) - {"profile", "count"})
+        if unknown:
+            raise ProgrammingError("%s[%d]: unknown key(s) %s (accepted: profile, count)" % (option, i, ", ".join(unknown)))
+        count = item.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int):
+            try:
+                count = int("%s" % count)
+            except ValueError:
+                raise ProgrammingError("%s[%d].count: %r is not a whole number" % (option, i, count))
+        if count < 0 or count > 7:
+            raise ProgrammingError("%s[%d].count: %d is out of range (0 to 7 instances of a profile per GPU)" % (option, i, count))
+        out.extend([_profile_token(item["profile"], "%s[%d].profile" % (option, i))] * count)
+    return sorted(out)
+
+
+def layout_text(names):
+    """``2 x 3g.40gb + 1 x 1g.10gb`` (largest first); ``none`` for no instances."""
+    if not names:
+        return "none"
+    counts = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    order = sorted(counts, key=lambda n: (-profile_slices(n), n))
+    return " + ".join("%d x %s" % (counts[n], n) for n in order)
+
+
+def profile_slices(name):
+    try:
+        return int(name.split("g.", 1)[0])
+    except ValueError:
+        return 0
+
+
+def record_layout(record):
+    """A discovery record's MIG state as ``(mode, layout names, complete)``: mode ``Enabled``/``Disabled``/None (not
+    MIG capable or nvidia-smi not run), the sorted profile names of its GPU instances, and whether each has a compute
+    instance. What a declaration compares with the layout it asks for (see :func:`carries_layout`)."""
+    mig = (record.get("gpu") or {}).get("mig")
+    if not mig:
+        return None, [], False
+    gis = mig.get("gpu_instances") or []
+    with_ci = set(c.get("gpu_instance_id") for c in mig.get("compute_instances") or [])
+    return mig.get("mode_current"), sorted(g.get("name") for g in gis), all(g.get("id") in with_ci for g in gis)
+
+
+def carries_layout(record, mode, names):
+    """Whether the GPU of discovery ``record`` runs MIG ``mode`` (enabled/disabled) with exactly the layout ``names``
+    (profile names, as :func:`parse_layout` gives them; None: any layout): nothing for ``nvidia_mig`` to do. A mode
+    change that is only pending does not count as carried."""
+    cur, have, complete = record_layout(record)
+    mig = (record.get("gpu") or {}).get("mig") or {}
+    if mode == "disabled":
+        return cur == "Disabled" and mig.get("mode_pending") in (None, "Disabled")
+    if cur != "Enabled" or mig.get("mode_pending") not in (None, "Enabled"):
+        return False
+    return names is None or (have == sorted(names) and complete)
+
+
+# -- the declaration's mig kind ----------------------------------------------------------------------------------
+class MigKind(Kind):
+    """An NVIDIA GPU's MIG mode and layout (``accelops.lifecycle.nvidia_mig``). The engine (``nvidia_mig.py``) is
+    imported by name in :meth:`program`: a module that only reads declarations does not ship it."""
+
+    name = "mig"
+    keys = ("layout", "mode")
+    families = ("gpu",)
+    module = "accelops.lifecycle.nvidia_mig"
+    converge_settings = HOST_PROGRAM_SETTINGS
+
+    def validate(self, c, raw):
+        m = c.mapping(raw, "mig", self.keys)
+        mode = m.get("mode", "enabled")
+        if mode not in ("enabled", "disabled"):
+            c.fail("mig.mode", "%r is not a MIG mode; accepted: enabled, disabled" % (mode,))
+        try:
+            names = parse_layout(m.get("layout"), option="layout")
+        except ProgrammingError as e:  # the engine's message names the key and the accepted forms
+            c.fail("mig", str(e))
+        if mode == "enabled" and names is None:
+            c.fail("mig.layout", "is required with mode enabled: a list like [{profile: 1g.10gb, count: 7}], a "
+                                 "mapping {1g.10gb: 7} or a string like '2 x 3g.40gb + 1 x 1g.10gb'")
+        return {"mode": mode, "layout": m.get("layout"), "profiles": names}
+
+    def refusal(self, entry, card):
+        if (card.get("gpu") or {}).get("mig") is None:
+            return "not a MIG-capable GPU (discovery shows no gpu.mig)"
+        return None
+
+    def carries(self, entry, card, by_addr):
+        return carries_layout(card, entry["mig"]["mode"], entry["mig"]["profiles"])
+
+    def module_args(self, entry, address):
+        args = {"address": address, "mode": entry["mig"]["mode"]}
+        if entry["mig"]["layout"] is not None:
+            args["layout"] = entry["mig"]["layout"]
+        return args
+
+    def program(self):
+        return lazy("_drivers.nvidia_mig").PROGRAM
+
+
+MIG_KIND = MigKind()

@@ -33,16 +33,20 @@ from __future__ import annotations
 import json
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import HOST_PROGRAM_SETTINGS, Kind
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (  # noqa: F401  pylint: disable=unused-import
+    carries_layout,
     gpu_minor,
+    layout_text,
     mig_evidence,
     parse_mig_ci,
     parse_mig_gi,
     parse_mig_gip,
     parse_mig_gipp,
+    parse_layout,
+    profile_slices,
     parse_vgpu_query,
     read_mig_minors,
+    record_layout,
     vgpu_gi_evidence,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
@@ -55,106 +59,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import D
 SMI = "nvidia-smi"
 NOT_FOUND = 6  # nvidia-smi's exit status when there is nothing to list
 QUERY = "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,mig.mode.pending"
-PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+[a-z]+)?)$", re.I)
-TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
 CREATED_RE = re.compile(r"Successfully created GPU instance ID\s+(\d+)")
 COMPUTE_SLICES = 7
-
-
-# -- the declared layout ---------------------------------------------------------------------------------------
-def _profile_token(token, option):
-    t = ("%s" % (token,)).strip()
-    m = PROFILE_RE.match(t)
-    if not m:
-        raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
-                               "1g.10gb+me)" % (option, token))
-    return m.group(1).lower()
-
-
-def parse_layout(value, option="layout"):
-    """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
-    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``[]``/``""``: no
-    instances."""
-    out = []
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        value = [{"profile": k, "count": v} for k, v in value.items()]
-    if isinstance(value, str):
-        text = value.strip()
-        # "+" joins terms, except in a profile name's "+me" suffix
-        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
-        for term in terms:
-            m = TERM_RE.match(term) if term else None
-            if not m:
-                raise ProgrammingError("%s: %r: expected terms like \"2 x 3g.40gb\" joined with +" % (option, term))
-            out.extend([_profile_token(m.group(2), option)] * int(m.group(1) or 1))
-        return sorted(out)
-    if not isinstance(value, list):
-        raise ProgrammingError("%s: expected a list of {profile, count}, a list of profile names or a string such as "
-                               "\"2 x 3g.40gb + 1 x 1g.10gb\"; got %s" % (option, type(value).__name__))
-    for i, item in enumerate(value):
-        if isinstance(item, str):
-            out.extend(parse_layout(item, "%s[%d]" % (option, i)))
-            continue
-        if not isinstance(item, dict) or "profile" not in item:
-            raise ProgrammingError("%s[%d]: expected {profile: NAME, count: N} or a profile name" % (option, i))
-        unknown = sorted(set(item) - {"profile", "count"})
-        if unknown:
-            raise ProgrammingError("%s[%d]: unknown key(s) %s (accepted: profile, count)" % (option, i, ", ".join(unknown)))
-        count = item.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int):
-            try:
-                count = int("%s" % count)
-            except ValueError:
-                raise ProgrammingError("%s[%d].count: %r is not a whole number" % (option, i, count))
-        if count < 0 or count > 7:
-            raise ProgrammingError("%s[%d].count: %d is out of range (0 to 7 instances of a profile per GPU)" % (option, i, count))
-        out.extend([_profile_token(item["profile"], "%s[%d].profile" % (option, i))] * count)
-    return sorted(out)
-
-
-def layout_text(names):
-    """``2 x 3g.40gb + 1 x 1g.10gb`` (largest first); ``none`` for no instances."""
-    if not names:
-        return "none"
-    counts = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    order = sorted(counts, key=lambda n: (-_slices(n), n))
-    return " + ".join("%d x %s" % (counts[n], n) for n in order)
-
-
-def _slices(name):
-    try:
-        return int(name.split("g.", 1)[0])
-    except ValueError:
-        return 0
-
-
-def record_layout(record):
-    """A discovery record's MIG state as ``(mode, layout names, complete)``: mode ``Enabled``/``Disabled``/None (not
-    MIG capable or nvidia-smi not run), the sorted profile names of its GPU instances, and whether each has a compute
-    instance. What a declaration compares with the layout it asks for (see :func:`carries_layout`)."""
-    mig = (record.get("gpu") or {}).get("mig")
-    if not mig:
-        return None, [], False
-    gis = mig.get("gpu_instances") or []
-    with_ci = set(c.get("gpu_instance_id") for c in mig.get("compute_instances") or [])
-    return mig.get("mode_current"), sorted(g.get("name") for g in gis), all(g.get("id") in with_ci for g in gis)
-
-
-def carries_layout(record, mode, names):
-    """Whether the GPU of discovery ``record`` runs MIG ``mode`` (enabled/disabled) with exactly the layout ``names``
-    (profile names, as :func:`parse_layout` gives them; None: any layout): nothing for ``nvidia_mig`` to do. A mode
-    change that is only pending does not count as carried."""
-    cur, have, complete = record_layout(record)
-    mig = (record.get("gpu") or {}).get("mig") or {}
-    if mode == "disabled":
-        return cur == "Disabled" and mig.get("mode_pending") in (None, "Disabled")
-    if cur != "Enabled" or mig.get("mode_pending") not in (None, "Enabled"):
-        return False
-    return names is None or (have == sorted(names) and complete)
 
 
 # -- mig-parted config files -------------------------------------------------------------------------------------
@@ -391,7 +297,7 @@ def read_layout(ops, index):
     profiles = {}
     for p in gip:
         starts, size = gipp.get(p["id"], (None, None))
-        profiles[p["name"]] = {"id": p["id"], "total": p["instances_total"], "compute": p["compute_slices"] or _slices(p["name"]),
+        profiles[p["name"]] = {"id": p["id"], "total": p["instances_total"], "compute": p["compute_slices"] or profile_slices(p["name"]),
                                "size": size, "starts": starts}
     return gis, profiles
 
@@ -458,7 +364,7 @@ def fits(profiles, kept, wanted):
     for gi in kept:
         start, size = (int(x) for x in gi["placement"].split(":"))
         used |= set(range(start, start + size))
-        compute += profiles.get(gi["name"], {}).get("compute", _slices(gi["name"]))
+        compute += profiles.get(gi["name"], {}).get("compute", profile_slices(gi["name"]))
         count[gi["name"]] = count.get(gi["name"], 0) + 1
     if compute + sum(profiles[n]["compute"] for n in wanted) > COMPUTE_SLICES:
         return False
@@ -486,7 +392,7 @@ def resolve_names(names, profiles, option):
     for n in names:
         if n not in profiles:
             raise ProgrammingError("%s: this GPU offers no MIG profile %s; it offers: %s"
-                                   % (option, n, ", ".join(sorted(profiles, key=lambda k: (_slices(k), k)))))
+                                   % (option, n, ", ".join(sorted(profiles, key=lambda k: (profile_slices(k), k)))))
         out.append(n)
     return out
 
@@ -541,7 +447,7 @@ class MigOps(object):
     def create(self, names, profiles):
         """``-cgi ID,ID -C``, largest first; when the tool stops half way, what it created is destroyed again
         before the error is raised (so the step either happened or did not)."""
-        ids = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -_slices(n), n))]
+        ids = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -profile_slices(n), n))]
         state = {"created": []}
 
         def run():
@@ -592,7 +498,7 @@ def plan_layout(ops, plan, gpu, names, force, option="layout"):
             option, layout_text(names), gpu["index"], gpu["address"],
             "at most 7 compute slices, 8 memory slices at the placements nvidia-smi mig -lgipp lists, and each "
             "profile's instance limit"))
-    info["_profile_ids"] = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -_slices(n), n))]
+    info["_profile_ids"] = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -profile_slices(n), n))]
     if current == names:
         missing_ci = [g for g in gis if not g["compute_instances"]]
         for g in missing_ci:
@@ -816,49 +722,3 @@ PROGRAM = tool_program(
 )
 PROGRAM.module_kwargs = dict(mutually_exclusive=[("address", "gpu"), ("layout", "mig_parted_config")],
                              required_one_of=[("address", "gpu")], required_together=[("mig_parted_config", "config_name")])
-
-
-# -- the declaration's mig kind ----------------------------------------------------------------------------------
-class MigKind(Kind):
-    """An NVIDIA GPU's MIG mode and layout (``accelops.lifecycle.nvidia_mig``). It lives with the MIG engine, whose
-    layout forms it accepts; the registry imports it only for a declaration that asks for MIG."""
-
-    name = "mig"
-    keys = ("layout", "mode")
-    families = ("gpu",)
-    module = "accelops.lifecycle.nvidia_mig"
-    converge_settings = HOST_PROGRAM_SETTINGS
-
-    def validate(self, c, raw):
-        m = c.mapping(raw, "mig", self.keys)
-        mode = m.get("mode", "enabled")
-        if mode not in ("enabled", "disabled"):
-            c.fail("mig.mode", "%r is not a MIG mode; accepted: enabled, disabled" % (mode,))
-        try:
-            names = parse_layout(m.get("layout"), option="layout")
-        except ProgrammingError as e:  # the engine's message names the key and the accepted forms
-            c.fail("mig", str(e))
-        if mode == "enabled" and names is None:
-            c.fail("mig.layout", "is required with mode enabled: a list like [{profile: 1g.10gb, count: 7}], a "
-                                 "mapping {1g.10gb: 7} or a string like '2 x 3g.40gb + 1 x 1g.10gb'")
-        return {"mode": mode, "layout": m.get("layout"), "profiles": names}
-
-    def refusal(self, entry, card):
-        if (card.get("gpu") or {}).get("mig") is None:
-            return "not a MIG-capable GPU (discovery shows no gpu.mig)"
-        return None
-
-    def carries(self, entry, card, by_addr):
-        return carries_layout(card, entry["mig"]["mode"], entry["mig"]["profiles"])
-
-    def module_args(self, entry, address):
-        args = {"address": address, "mode": entry["mig"]["mode"]}
-        if entry["mig"]["layout"] is not None:
-            args["layout"] = entry["mig"]["layout"]
-        return args
-
-    def program(self):
-        return PROGRAM
-
-
-MIG_KIND = MigKind()

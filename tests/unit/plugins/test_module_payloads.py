@@ -37,14 +37,6 @@ MODULES_DIR = os.path.dirname(os.path.abspath(accelerator_converge.__file__))
 NOT_PROGRAMMING = ("accelerator_info", "device_profile", "device_profile_info", "placement_provider_tree",
                    "placement_provider_info", "placement_provider_drain", "placement_aggregate_info",
                    "baremetal_node_accelerators")
-# The MIG engine (_drivers/nvidia_mig.py) still reaches every module that imports the registry: the registry
-# imports the mig kind from it, and _drivers/nvidia.py's mig_layout_function imports layout_text from it (discovery
-# of a GPU carrying MIG-backed vGPUs needs it, so it cannot be imported by name there while it lives in the engine),
-# and the engine imports _sriov and the host-module machinery. Strict:
-# when layout_text leaves the engine, these pass and the mark must go.
-MIG_ENGINE_REACHED = pytest.mark.xfail(strict=True, reason="the mig kind and layout_text live in the MIG "
-                                                           "engine, which the registry and _drivers/nvidia.py import")
-
 _CACHE = {}
 
 
@@ -78,7 +70,6 @@ def test_a_module_that_does_not_program_ships_no_engine(module, engine):
     assert engine not in shipped(module)
 
 
-@MIG_ENGINE_REACHED
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
 def test_a_module_that_does_not_program_ships_no_mig_engine(module):
     assert shipped(module) & {"_drivers.nvidia_mig", "_sriov", "_hostmodule"} == set()
@@ -99,8 +90,8 @@ def test_accelerator_converge_ships_the_engine_of_every_kind(kind):
 @pytest.mark.parametrize("module", ["accelerator_converge", "baremetal_node_accelerators"])
 @pytest.mark.parametrize("kind", _drivers.KIND_NAMES)
 def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
-    # the declaration asks the registry for an entry's kind; the MIG kind lives in its engine's file, which the
-    # registry imports on first use (a module that reads declarations must ship it, whether it programs or not)
+    # the declaration asks the registry for an entry's kind: every kind object lives in a family's driver file, which
+    # a module that reads declarations ships (whether it programs or not), and its engine is imported by name
     assert type(_drivers.kind(kind)).__module__[len(PLUGINS + ".module_utils."):] in shipped(module)
 
 

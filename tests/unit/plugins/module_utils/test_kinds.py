@@ -129,9 +129,12 @@ def test_resolving_a_declaration_loads_no_programming_engine():
     assert "_drivers" in loaded and not loaded & ENGINES, sorted(loaded & ENGINES)
 
 
-def test_a_mig_declaration_loads_the_mig_engine_only():
+def test_a_mig_declaration_loads_the_mig_engine_only_when_it_is_programmed():
     loaded = _modules_loaded_by(IMPORT + "d.validate([%r])" % (entry("mig", VALID["mig"]),))
-    assert "nvidia_mig" in loaded and not loaded & {"_fpga", "_vgpu"}, sorted(loaded & ENGINES)
+    assert "nvidia" in loaded and not loaded & ENGINES, sorted(loaded & ENGINES)
+    kinds = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers\n"
+    programmed = _modules_loaded_by(kinds + "assert _drivers.kind('mig').program().name == 'nvidia_mig'")
+    assert "nvidia_mig" in programmed and not programmed & {"_fpga", "_vgpu"}, sorted(programmed & ENGINES)
 
 
 def test_the_vocabulary_loads_the_drivers_only_to_ask_whether_a_card_is_in_use():

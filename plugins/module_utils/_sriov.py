@@ -28,7 +28,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, ProgrammingError  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, ProgrammingError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 
 DEVICES = "/sys/bus/pci/devices"

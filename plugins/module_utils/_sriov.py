@@ -392,6 +392,8 @@ def plan_sriov(ops, address, desired, module_name="sriov_vfs", files=None):
     driver = desired.vf_driver
     if driver and not re.match(r"^[A-Za-z0-9_.-]+$", driver):
         raise ProgrammingError("vf_driver: %r is not a driver name" % (driver,))
+    if driver and n and for_sriov_pf(pf).vf_driver_refusal(pf, driver):
+        raise ProgrammingError("vf_driver: %s" % for_sriov_pf(pf).vf_driver_refusal(pf, driver))
     if driver and n and not sysfs.isdir("%s/%s" % (DRIVERS, driver)):
         raise ProgrammingError("vf_driver: the %s driver is not loaded on this host (%s/%s is missing; modprobe %s)"
                                % (driver, DRIVERS, driver, driver))

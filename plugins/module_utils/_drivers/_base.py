@@ -135,6 +135,10 @@ class Driver(object):
         default is the kernel's own rule, which the engine follows: 0 first, then the new count."""
         return None
 
+    def vf_driver_refusal(self, pf, vf_driver):
+        """Why the VFs of ``pf`` cannot be bound to ``vf_driver``, or None (the default: any loaded driver)."""
+        return None
+
     # -- Cyborg: which of its drivers reports this card, and the device profile's friendly form -----------------
     cyborg_driver_name = None     # the Cyborg driver that reports this family's cards (cyborg.conf enabled_drivers)
     # the friendly form's ``family`` words that ask for this family's cards -> the resource class Cyborg reports them with

@@ -2,9 +2,13 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Intel Data Center GPU Flex (140, 170) and Max (1100, 1350, 1550) with SR-IOV: the PF held by ``i915`` (Intel's
-backport driver) or ``xe``, VFs created through ``sriov_numvfs`` (0 first, then the new count: the kernel's rule)
-and passed whole to guests (``vfio-pci``; ``xe-vfio-pci`` on newer kernels). A VF has the PF's device id.
+"""Intel Data Center GPU Flex (140, 170, 170V) and Max (1100, 1350, 1450, 1550) with SR-IOV: the PF held by Intel's
+out-of-tree ``i915`` (the backport driver, with ``prelim_iov``), VFs created through ``sriov_numvfs`` (0 first, then
+the new count: the kernel's rule) and passed whole to guests (``vfio-pci``). A VF has the PF's device id.
+
+Upstream ``xe`` is no SR-IOV PF driver for these cards: it offers no SR-IOV on Flex (ATS-M has no ``has_sriov``) and
+does not bind Max (PVC) at all; ``xe-vfio-pci`` covers only newer parts (PTL, WCL, BMG), not their VFs. Discovery
+says so (``gpu.iov.limit``) and ``sriov_vfs`` refuses such a plan before it writes anything.
 
 Per-VF resources: Intel's i915 exposes them under the PF's DRM card, ``drm/cardN/prelim_iov/``:
 ``pf/auto_provisioning`` (1: the driver shares the card fairly among the enabled VFs) and, per VF,
@@ -27,10 +31,16 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu im
 __metaclass__ = type
 
 # device id -> product (pci.ids; the Max ids as Intel's Kubernetes resource driver lists them)
-DEVICES = {
+FLEX_DEVICES = {
     "56c0": "Data Center GPU Flex 170",
     "56c1": "Data Center GPU Flex 140",
+    "56c2": "Data Center GPU Flex 170V",
+}
+MAX_DEVICES = {
+    "0b69": "Data Center GPU Max 1450",
+    "0b6e": "Data Center GPU Max 1100C",
     "0bd0": "Data Center GPU Max (Ponte Vecchio XL, 2 tiles)",
+    "0bd4": "Data Center GPU Max 1550VG",
     "0bd5": "Data Center GPU Max 1550",
     "0bd6": "Data Center GPU Max 1550",
     "0bd7": "Data Center GPU Max 1350",
@@ -39,7 +49,27 @@ DEVICES = {
     "0bda": "Data Center GPU Max 1100",
     "0bdb": "Data Center GPU Max 1100",
 }
-PF_DRIVERS = frozenset(("i915", "xe"))
+DEVICES = dict(FLEX_DEVICES, **MAX_DEVICES)
+# The PF driver that gives these cards SR-IOV: Intel's backport i915 (prelim_iov). The VFs go to vfio-pci.
+SRIOV_PF_DRIVER = "i915"
+VF_DRIVERS = ("vfio-pci",)
+
+
+def driver_limit(device_id, driver):
+    """What ``driver`` (bound to a PF of ``device_id``, or asked for as its VFs' driver: ``xe-vfio-pci``) cannot do
+    on this card, or None. Upstream xe: no SR-IOV on Flex (ATS-M), no binding of Max (PVC); xe-vfio-pci: newer parts
+    only (Linux drivers/gpu/drm/xe/xe_pci.c, drivers/vfio/pci/xe)."""
+    family = "Data Center GPU Flex (ATS-M)" if device_id in FLEX_DEVICES else "Data Center GPU Max (PVC)"
+    if driver == "xe":
+        if device_id in FLEX_DEVICES:
+            return ("the upstream xe driver offers no SR-IOV on %s (no VFs through sriov_numvfs); Intel's backport "
+                    "i915 (prelim_iov) does" % family)
+        return ("the upstream xe driver does not drive %s; Intel's backport i915 (prelim_iov) gives it SR-IOV"
+                % family)
+    if driver == "xe-vfio-pci":
+        return ("xe-vfio-pci serves the VFs of newer Intel GPUs (Panther Lake, Wildcat Lake, Battlemage), not of %s: "
+                "bind them to vfio-pci" % family)
+    return None
 VF_ATTRS = ("contexts_quota", "doorbells_quota", "exec_quantum_ms", "ggtt_quota", "lmem_quota", "preempt_timeout_us")
 _GT_DIR = re.compile(r"^gt[0-9]*$")
 _CARD_DIR = re.compile(r"^card[0-9]+$")
@@ -94,23 +124,33 @@ class IntelDataCenterGpuDriver(WholeVfGpuDriver):
 
     def vf_count_refusal(self, pf, num_vfs):
         driver = pf.get("driver")
-        if driver not in PF_DRIVERS and driver != "vfio-pci":
-            return ("%s is bound to %s; its VFs are created by i915 or xe (bind the PF to one of them)"
+        limit = driver_limit(pf.get("device"), driver)
+        if limit:
+            return "%s is bound to xe: %s" % (pf.get("address"), limit)
+        if driver not in (SRIOV_PF_DRIVER, "vfio-pci"):
+            return ("%s is bound to %s; its VFs are created by Intel's backport i915 (prelim_iov): bind the PF to i915"
                     % (pf.get("address"), driver or "no driver"))
         return None
+
+    def vf_driver_refusal(self, pf, vf_driver):
+        return driver_limit(pf.get("device"), vf_driver)
 
     def describe(self, func, ctx):
         gpu = empty_gpu_section()
         provisioning = None
-        if not func.physfn and func.driver in PF_DRIVERS:
+        if not func.physfn and func.driver == SRIOV_PF_DRIVER:
             numvfs = _int_or_none(func, read_text(func, func.real + "/sriov_numvfs", "sriov_numvfs"), "sriov_numvfs")
             provisioning = read_provisioning(func, numvfs or 0)
         gpu["iov"] = {
             "vendor": "intel",
             "product": DEVICES.get(func.device_id),
             "role": "vf" if func.physfn else "pf",
-            "vf_count_programmable": None if func.physfn else func.driver in PF_DRIVERS,
+            "vf_count_programmable": None if func.physfn else func.driver == SRIOV_PF_DRIVER,
             "host_driver": None if func.physfn else func.driver,
             "provisioning": provisioning,
+            # what gives this card SR-IOV, and what the bound driver cannot do (None: nothing known)
+            "sriov_drivers": [SRIOV_PF_DRIVER],
+            "vf_drivers": list(VF_DRIVERS),
+            "limit": None if func.physfn else driver_limit(func.device_id, func.driver),
         }
         return {"gpu": gpu, "programming_model": "fixed", "function": None}

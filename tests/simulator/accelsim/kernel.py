@@ -229,15 +229,21 @@ class Host(object):
         if not s:
             raise _err(errno.EACCES, "%s has no SR-IOV capability" % pf)
         num = _parse_uint(data, 16)
-        if not d["driver"]:
-            raise _err(errno.ENOENT, "%s: no driver bound to configure SR-IOV" % pf)
-        if not s["configurable"] and d["driver"] == self.native_driver(pf):
-            # pci_sriov_numvfs_store: the bound driver has no sriov_configure
-            raise _err(errno.ENOENT, "%s: driver %s does not support SR-IOV configuration via sysfs" % (pf, d["driver"]))
+        # sriov_numvfs_store (drivers/pci/iov.c), in its order: the range, then the current count (a no-op that
+        # succeeds), then whether a driver is bound and has sriov_configure (ENOENT), then the driver's answer
         if num > s["totalvfs"]:
             raise _err(errno.ERANGE, "%s: %d exceeds sriov_totalvfs %d" % (pf, num, s["totalvfs"]))
         if num == d["numvfs"]:
             return
+        if not d["driver"]:
+            raise _err(errno.ENOENT, "%s: no driver bound to configure SR-IOV" % pf)
+        native = d["driver"] == self.native_driver(pf)
+        if not s["configurable"] and native:
+            # the bound driver has no sriov_configure
+            raise _err(errno.ENOENT, "%s: driver %s does not support SR-IOV configuration via sysfs" % (pf, d["driver"]))
+        if s["configure_errno"] and native:
+            # the driver's sriov_configure refuses (xe on a part it runs without SR-IOV: -ENODEV)
+            raise _err(getattr(errno, s["configure_errno"]), "%s: %s refuses to enable VFs" % (pf, d["driver"]))
         if num == 0:
             for vf in self.vfs(pf):
                 why = self.in_use(vf) or self._mdev_users(vf)

@@ -5,6 +5,7 @@ and shared between the FUSE daemon and the tool fakes. See ``docs/simulator.md``
 """
 
 import copy
+import errno
 import os
 import re
 
@@ -123,6 +124,10 @@ def _norm_function(fn, lab):
         s.setdefault("vf_link", None)
         # False: the PF's driver has no sriov_configure (AMD's gim): sriov_numvfs writes fail with ENOENT
         s["configurable"] = bool(s.get("configurable", True))
+        # what the driver's sriov_configure answers instead of enabling VFs (an errno name), or None
+        s["configure_errno"] = s.get("configure_errno") or None
+        if s["configure_errno"] and not hasattr(errno, s["configure_errno"]):
+            raise LabError("%s: sriov.configure_errno %r is no errno name" % (where, s["configure_errno"]))
         # VFs the PF's driver enables itself when it probes the PF at boot (gim's vf_num)
         s["boot_numvfs"] = _int(s.get("boot_numvfs", 0), where)
         if s["boot_numvfs"] > s["totalvfs"]:

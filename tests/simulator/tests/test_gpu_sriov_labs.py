@@ -34,6 +34,27 @@ def test_gim_enables_its_vfs_at_boot_and_refuses_sriov_numvfs():
     assert h.vfs(MI300X) == [MI300X_VF] and h.driver_of(MI300X_VF) is None
 
 
+def test_sriov_numvfs_store_checks_in_the_kernels_order():
+    """drivers/pci/iov.c sriov_numvfs_store: ERANGE first, the current count succeeds, ENOENT (no sriov_configure)
+    only after both."""
+    h = Host(new_state(load_lab("gpu-amd-instinct")))
+    expect_errno(errno.ERANGE, h.set_numvfs, MI300X, "9")      # totalvfs 8
+    h.set_numvfs(MI300X, "1")                                   # GIM's count: nothing to do, no error
+    expect_errno(errno.ENOENT, h.set_numvfs, MI300X, "8")
+    assert h.vfs(MI300X) == [MI300X_VF]
+
+
+def test_max_1550_lab_uses_the_max_1550_profile():
+    """Intel's resource driver gives the Max 1550 (0bd5/0bd6) the max_128g_* profiles (62 VFs at most); max_48g_c63
+    is the Max 1100's."""
+    lab = load_lab("gpu-intel-flex")
+    mx = [f for f in lab["functions"] if f["bdf"] == MAX][0]
+    assert mx["device"] == 0x0bd5 and mx["sriov"]["totalvfs"] == 62
+    assert mx["i915_iov"]["vfs"]["2"]["gt0"] == {"contexts_quota": 1024, "doorbells_quota": 7, "exec_quantum_ms": 4,
+                                               "ggtt_quota": 64880640, "lmem_quota": 1038090240,
+                                               "preempt_timeout_us": 8000}
+
+
 def test_boot_numvfs_is_checked():
     lab = load_lab("gpu-amd-instinct")
     raw = {"functions": [dict(f, sriov=dict(f["sriov"], boot_numvfs=99)) if f.get("sriov") else f
@@ -63,7 +84,7 @@ def test_i915_prelim_iov_tree(tree):
     card1 = dev(t, MAX, "drm/card1/prelim_iov")
     assert read(card1 + "/pf/auto_provisioning").strip() == "0"
     assert sorted(os.listdir(card1 + "/vf2")) == ["gt0", "gt1"]
-    assert read(card1 + "/vf2/gt1/lmem_quota").strip() == "738197504"
+    assert read(card1 + "/vf2/gt1/lmem_quota").strip() == "1038090240"
     assert read(card1 + "/vf1/gt0/lmem_quota").strip() == "0"
     assert os.path.realpath(os.path.join(t.root, "sys/class/drm/card1")) == os.path.realpath(dev(t, MAX, "drm/card1"))
 

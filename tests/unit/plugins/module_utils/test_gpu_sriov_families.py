@@ -59,7 +59,9 @@ def test_amd_records(amd):
     assert pf["sriov"]["numvfs"] == 1 and pf["sriov"]["vfs"] == ["0000:83:02.0"]
     assert pf["sriov"]["vf_device_id"] == "74b5" and vf["device_id"] == "74b5" and vf["driver"] is None
     assert pf["gpu"]["iov"] == {"vendor": "amd", "product": "Instinct MI300X", "role": "pf",
-                                "vf_count_programmable": False, "host_driver": "gim", "provisioning": None}
+                                "vf_count_programmable": False, "host_driver": "gim", "provisioning": None,
+                                "sriov_drivers": ["gim"], "vf_drivers": ["vfio-pci"], "limit": None,
+                                "vf_counts": [1, 8], "vf_counts_mode": "8 in CPX compute partition mode"}
     assert vf["gpu"]["iov"]["role"] == "vf" and vf["gpu"]["iov"]["product"] == "Instinct MI300X VF"
     assert (vf["handler"], vf["physfn"], vf["units"][0]["kind"]) == ("amd_gpu", MI300X, "vf")
     assert r[MI210]["gpu"]["iov"]["product"] == "Instinct MI210" and r[MI210]["sriov"]["vf_device_id"] == "7410"
@@ -86,7 +88,7 @@ def test_intel_records_and_provisioning(intel):
     prov = mx["gpu"]["iov"]["provisioning"]
     assert prov["auto"] is False and [v["index"] for v in prov["vfs"]] == [1, 2, 3]
     assert prov["vfs"][0]["tiles"] == {"gt0": zero, "gt1": zero}
-    assert prov["vfs"][1]["tiles"]["gt1"]["lmem_quota"] == 738197504
+    assert prov["vfs"][1]["tiles"]["gt1"]["lmem_quota"] == 1038090240
     assert prov["vfs"][1]["tiles"]["gt0"]["exec_quantum_ms"] == 4
     assert mx["gpu"]["iov"]["product"] == "Data Center GPU Max 1550"
     assert flex["gpu"]["iov"]["vf_count_programmable"] is True
@@ -163,8 +165,77 @@ def test_sriov_rules_by_pf():
     assert _drivers.for_sriov_pf({"vendor": "8086", "device": "0bd5", "driver": "xe"}).name == "intel_gpu"
     assert _drivers.for_sriov_pf({"vendor": "8086", "device": "1572", "driver": "i40e"}).name == "pci"
     intel_drv = _drivers.for_sriov_pf({"vendor": "8086", "device": "56c0"})
-    assert intel_drv.vf_count_refusal({"address": FLEX, "driver": "xe"}, 4) is None
-    assert "i915 or xe" in intel_drv.vf_count_refusal({"address": FLEX, "driver": "foo"}, 4)
+    assert intel_drv.vf_count_refusal({"address": FLEX, "device": "56c0", "driver": "i915"}, 4) is None
+    assert "backport i915" in intel_drv.vf_count_refusal({"address": FLEX, "device": "56c0", "driver": "foo"}, 4)
+
+
+# -- what each driver can do (defects found against the real drivers: docs/families/) ---------------------------------
+def test_new_ids_are_claimed_with_their_products_and_rules():
+    """Ids from pci.ids and the vendors' tables: each gets its family's product name and plan-time rules."""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import amd_gpu, intel_gpu
+    for dev, product in (("740c", "Instinct MI250X/MI250"), ("7408", "Instinct MI250X"),
+                         ("74a8", "Instinct MI308X HF"), ("75a0", "Instinct MI350X"), ("75a3", "Instinct MI355X")):
+        drv = _drivers.for_sriov_pf({"vendor": "1002", "device": dev, "driver": "gim"})
+        assert drv.name == "amd_gpu" and amd_gpu.DEVICES[dev] == (product, "pf")
+        assert "vf_num" in drv.vf_count_refusal({"address": MI300X, "device": dev, "driver": "gim", "numvfs": 1}, 2)
+    assert [amd_gpu.DEVICES[v] for v in ("74bc", "75b0", "75b3")] == [
+        ("Instinct MI308X HF VF", "vf"), ("Instinct MI350X VF", "vf"), ("Instinct MI355X VF", "vf")]
+    for dev, product in (("56c2", "Data Center GPU Flex 170V"), ("0bd4", "Data Center GPU Max 1550VG"),
+                         ("0b6e", "Data Center GPU Max 1100C"), ("0b69", "Data Center GPU Max 1450")):
+        drv = _drivers.for_sriov_pf({"vendor": "8086", "device": dev, "driver": "i915"})
+        assert drv.name == "intel_gpu" and intel_gpu.DEVICES[dev] == product
+        assert "xe" in drv.vf_count_refusal({"address": FLEX, "device": dev, "driver": "xe"}, 2)
+
+
+def test_gim_vf_counts_per_model(amd):
+    """GIM offers 1 or 8 VFs on an MI300X (8 in CPX mode), 1, 2 or 8 on an MI355X: discovery and the refusal say so."""
+    assert recs(amd)[MI300X]["gpu"]["iov"]["vf_counts"] == [1, 8]
+    ops = HostOps(Sysfs(root=amd.root))
+    with pytest.raises(ProgrammingError) as e:
+        plan_sriov(ops, MI300X, SriovDesired(num_vfs=2))
+    assert "GIM offers 1 or 8 VF(s) on Instinct MI300X (8 in CPX compute partition mode), not 2" in str(e.value)
+    assert "one value per GPU" in str(e.value)
+    drv = _drivers.for_sriov_pf({"vendor": "1002", "device": "75a3", "driver": "gim"})
+    why = drv.vf_count_refusal({"address": MI300X, "device": "75a3", "driver": "gim", "numvfs": 1}, 8)
+    assert "GIM offers 1, 2 or 8 VF(s) on Instinct MI355X" in why and "not 8" not in why
+
+
+def _intel_variant(tmp_path, driver, configure_errno=None):
+    """The Intel lab with the Flex 170 bound to ``driver`` (its VFs off)."""
+    import yaml
+    from accelsim.model import _load_raw
+    raw = _load_raw("gpu-intel-flex")[0]
+    for f in raw["functions"]:
+        if f["bdf"] == FLEX:
+            f["driver"] = driver
+            f["sriov"] = dict(f["sriov"], configure_errno=configure_errno)
+            f.pop("i915_iov", None)
+    path = tmp_path / "intel-xe.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return accelsim.render_tree(str(path), str(tmp_path / "xe"))
+
+
+def test_intel_flex_under_xe_has_no_sriov(tmp_path):
+    """Upstream xe offers no SR-IOV on Flex (ATS-M): discovery says so and the VF count plan is refused, naming the
+    driver, before anything is written (the kernel's answer would be xe's -ENODEV)."""
+    h = _intel_variant(tmp_path, "xe", configure_errno="ENODEV")
+    iov = recs(h)[FLEX]["gpu"]["iov"]
+    assert iov["vf_count_programmable"] is False and iov["sriov_drivers"] == ["i915"]
+    assert "upstream xe driver offers no SR-IOV on Data Center GPU Flex (ATS-M)" in iov["limit"]
+    with pytest.raises(ProgrammingError) as e:
+        plan_sriov(HostOps(Sysfs(root=h.root)), FLEX, SriovDesired(num_vfs=2))
+    assert str(e.value).startswith("num_vfs: 0000:4d:00.0 is bound to xe: the upstream xe driver offers no SR-IOV")
+    import errno
+    with pytest.raises(OSError) as err:
+        with h.transaction() as k:
+            k.set_numvfs(FLEX, "2")
+    assert err.value.errno == errno.ENODEV
+
+
+def test_intel_vfs_are_not_xe_vfio_pci(intel):
+    """xe-vfio-pci serves newer parts' VFs only: a plan that binds Flex VFs to it is refused."""
+    with pytest.raises(ProgrammingError, match=r"^vf_driver: xe-vfio-pci serves the VFs of newer Intel GPUs"):
+        plan_sriov(HostOps(Sysfs(root=intel.root)), FLEX, SriovDesired(num_vfs=4, vf_driver="xe-vfio-pci"))
 
 
 # -- Placement, Nova, hostdev, Ironic ---------------------------------------------------------------------------------

@@ -324,10 +324,6 @@ def _check_record(record, fallback):
 
 def _units_of_record(record, fallback):
     where = _check_record(record, fallback)
-    if (record.get("sriov") or {}).get("vf_units"):
-        # a VF's snippet needs its own record (group members, vGPU type); refusing beats dropping its VFs silently
-        raise HostdevError("%s: its VFs are folded into sriov.vf_units (accelerator_info with vf_detail: summary, the "
-                           "default); snippets need a record per VF: discover with vf_detail: full" % where)
     units = record.get("units")
     if not isinstance(units, list):
         raise HostdevError("%s: units must be a list of units, got %s" % (where, type(units).__name__))
@@ -337,7 +333,33 @@ def _units_of_record(record, fallback):
             raise HostdevError("%s: units[%d] must be a dict with kind and id, got %s"
                                % (where, index, type(unit).__name__))
         out.append(_unit_from_dict(unit, record, "%s: units[%d]" % (where, index)))
+    folded = (record.get("sriov") or {}).get("vf_units")
+    if folded:
+        # accelerator_info's default (vf_detail: summary): the VFs' units sit in the PF's record
+        if not isinstance(folded, list):
+            raise HostdevError("%s: sriov.vf_units must be a list of units, got %s" % (where, type(folded).__name__))
+        full = _vocab.record_units({"sriov": record["sriov"]})
+        for index, unit in enumerate(full):
+            if not isinstance(unit, dict):
+                raise HostdevError("%s: sriov.vf_units[%d] must be a dict with kind and address, got %s"
+                                   % (where, index, type(unit).__name__))
+            out.append(_unit_from_dict(unit, folded_vf_record(record, unit.get("address")),
+                                       "%s: sriov.vf_units[%d]" % (where, index)))
     return out
+
+
+def folded_vf_record(pf, address):
+    """What a VF folded into the summary record ``pf`` has of its own full record that a unit is made from: its
+    address, the PF's family and vendor, the PF as ``physfn`` and the vGPU type the PF's ``gpu.vgpu_vfs`` gives it.
+    Its IOMMU group's members are not in the summary: the unit keeps the answer a record of an older
+    accelerator_info has (no group blockers)."""
+    record = {"address": address, "family": pf.get("family"), "vendor_id": pf.get("vendor_id"),
+              "physfn": pf.get("address")}
+    gpu = pf.get("gpu")
+    for vf in (gpu.get("vgpu_vfs") or []) if isinstance(gpu, dict) else []:
+        if isinstance(vf, dict) and vf.get("address") == address:
+            record["gpu"] = {"vgpu": {"current_type": vf.get("current_type")}}
+    return record
 
 
 def _describe(value):

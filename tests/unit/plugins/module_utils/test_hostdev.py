@@ -306,19 +306,18 @@ def test_bridges_are_never_assignable(tmp_path):
     assert [u for u in kept if u["kind"] == "device"], "other devices stay assignable"
 
 
-def test_folded_vfs_are_refused_not_dropped(lab):
-    """accelerator_info's default (vf_detail: summary) folds VFs into their PF's record: a VF's snippet needs its
-    own record, so such a record is refused with what to do, rather than its VFs silently left out."""
+def test_folded_vfs_are_units_of_the_default_discovery(lab):
+    """accelerator_info's default (vf_detail: summary) folds VFs into their PF's record: each folded VF is a unit,
+    as from the full form (the PF as physfn), not a refusal and not left out."""
     summary = discover(Sysfs(root=lab["host"]["root"]), nvidia_smi="never", vf_detail="summary")
     folded = [r for r in summary["accelerators"] if (r["sriov"] or {}).get("vf_units")]
     assert folded
-    with pytest.raises(_hostdev.HostdevError, match=r"record %s: its VFs are folded into sriov.vf_units .*"
-                       r"discover with vf_detail: full" % folded[0]["address"]):
-        _hostdev.collect_units(summary)
-    # the same host discovered with full records gives every VF's unit
-    full = _hostdev.collect_units(lab)
-    assert set(u["address"] for r in folded for u in r["sriov"]["vf_units"] if u["kind"] == "vf") <= \
-        set(u["id"] for u in full)
+    units = _hostdev.collect_units(summary)
+    full = dict((u["id"], u) for u in _hostdev.collect_units(lab))
+    vfs = [(r["address"], u["address"]) for r in folded for u in r["sriov"]["vf_units"] if u["kind"] == "vf"]
+    for pf, vf in vfs:
+        unit = by_id(units, vf)
+        assert unit["physfn"] == pf == full[vf]["physfn"] and unit["assignable"] == full[vf]["assignable"]
 
 
 # ------------------------------------------------------------------------------------------ IOMMU group viability

@@ -9,12 +9,17 @@ It never writes to sysfs, never changes a device or GPU setting, and runs only r
 listings. The capture is a folder:
 
 - ``capture.json``: format version, what was captured, every command with its argv, exit status and the names
-  of its stdout/stderr files, every symbolic link met under the captured sysfs paths and its target;
+  of its stdout/stderr files, every symbolic link met under the captured sysfs paths and its target, every folder
+  met (``dirs``: an empty one matters to discovery), the /dev listings;
 - ``files/<absolute path>``: copies of small regular files (sysfs attributes, /proc/driver, module parameters);
 - ``commands/<name>.stdout`` and ``.stderr``: what each tool printed, each stream apart.
 
 GPU UUIDs, serial numbers, MAC addresses and the host name are replaced by stable placeholders unless
-``--keep-ids`` is given, so a capture can be shared in a pull request. ``tests/simulator/accelsim/replay.py`` turns
+``--keep-ids`` is given, so a capture can be shared in a pull request.
+
+Besides the fixed listings it runs the per-GPU forms the programming plans run (``nvidia-smi mig -lgi -i N`` and
+the like, for each GPU index ``nvidia-smi`` lists), ``ip -d -j link show dev NETDEV`` for each SR-IOV PF's network
+interface, and, with ``--root`` (a simulated host), the tools found under that root rather than on PATH. ``tests/simulator/accelsim/replay.py`` turns
 a capture into a simulator lab that answers from it (docs/simulator.md, "Contribute a capture").
 """
 
@@ -38,9 +43,9 @@ SKIP_ATTRS = {"config", "rom", "remove", "rescan", "reset", "bind", "unbind", "n
               "driver_override_once", "d3cold_allowed_once"}
 SKIP_PREFIX = ("resource",)
 # Subfolders of a PCI function whose contents discovery reads, walked to this depth (links not followed).
-DEVICE_SUBDIRS = {"mdev_supported_types": 3, "nvidia": 2, "drm": 5, "sriov_admin": 4, "fpga_region": 4,
+DEVICE_SUBDIRS = {"mdev_supported_types": 3, "nvidia": 2, "drm": 5, "sriov_admin": 4, "fpga_region": 6,
                   "fpga_bridge": 2, "fpga_manager": 2, "dfl-fme-region": 3, "net": 2, "qat": 2, "msi_irqs": 0,
-                  "iov": 4, "gt": 3}
+                  "iov": 4, "gt": 3, "fpga": 4, "xlnx": 3, "xocl": 3, "xmgmt": 3, "icap": 2}
 MODULES = ("nvidia", "nvidia_vgpu_vfio", "gim", "amdgpu", "i915", "xe", "vfio_pci", "vfio", "qat_4xxx",
            "qat_c62x", "qat_dh895xcc", "intel_qat", "dfl_pci", "xocl", "xclmgmt", "mlx5_core", "ice", "i40e")
 
@@ -75,7 +80,24 @@ TOOLS = [
     ("fpgainfo-fme", ["fpgainfo", "fme"]),
     ("xbmgmt-examine", ["xbmgmt", "examine"]),
     ("uname", ["uname", "-srvm"]),
+    ("mdevctl-list-d", ["mdevctl", "list", "-d", "--dumpjson"]),
+    # the query nvidia_mig's plan runs
+    ("smi-query-mig-ids", ["nvidia-smi", "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,"
+                           "mig.mode.pending", "--format=csv,noheader"]),
 ]
+# Run for each GPU index nvidia-smi lists: what the MIG and vGPU plans read of one GPU.
+PER_GPU = [
+    ("smi-mig-lgi-i%s", ["nvidia-smi", "mig", "-lgi", "-i"]),
+    ("smi-mig-lci-i%s", ["nvidia-smi", "mig", "-lci", "-i"]),
+    ("smi-mig-lgip-i%s", ["nvidia-smi", "mig", "-lgip", "-i"]),
+    ("smi-mig-lgipp-i%s", ["nvidia-smi", "mig", "-lgipp", "-i"]),
+    ("smi-vgpu-q-i%s", ["nvidia-smi", "vgpu", "-q", "-i"]),
+    ("smi-vgpu-s-v-i%s", ["nvidia-smi", "vgpu", "-s", "-v", "-i"]),
+]
+# device nodes whose holders are in-use evidence (VFIO groups and cdevs, GPU, DRM, FPGA and accelerator nodes)
+DEVICE_NODE = re.compile(r"^/dev/(vfio/|nvidia|dri/|dfl-|intel-fpga|xclmgmt|xfpga|accel/|kfd$|qat)")
+# where tools are looked for under --root (the collection's own list, plugins/module_utils/_tools.py)
+ROOT_TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/nvidia")
 
 
 class Capture(object):
@@ -88,6 +110,7 @@ class Capture(object):
         self.skipped = {}
         self.commands = []
         self.subst = {}
+        self.dirs = set()
 
     # -- anonymising -------------------------------------------------------------------------------------------
     _patterns = [
@@ -180,6 +203,7 @@ class Capture(object):
             names = sorted(os.listdir(local))
         except OSError:
             return
+        self.dirs.add(path)
         for name in names:
             p = path.rstrip("/") + "/" + name
             try:
@@ -189,6 +213,7 @@ class Capture(object):
             if stat.S_ISLNK(st.st_mode):
                 self.links[p] = os.readlink(self._local(p))
             elif stat.S_ISDIR(st.st_mode):
+                self.dirs.add(p)
                 if depth > 0:
                     self.walk(p, depth - 1)
             else:
@@ -202,12 +227,14 @@ class Capture(object):
             return
         real = os.path.normpath(os.path.join("/sys/bus/pci/devices", self.links[bus_link]))
         local = self._local(real)
+        self.dirs.add(real)
         for name in sorted(os.listdir(local)):
             p = real + "/" + name
             st = os.lstat(self._local(p))
             if stat.S_ISLNK(st.st_mode):
                 self.links[p] = os.readlink(self._local(p))
             elif stat.S_ISDIR(st.st_mode):
+                self.dirs.add(p)
                 if name in DEVICE_SUBDIRS:
                     self.walk(p, DEVICE_SUBDIRS[name])
                 elif re.match(r"^[0-9a-f]{8}-[0-9a-f]{4}-", name):
@@ -232,11 +259,40 @@ class Capture(object):
         self.read_file("/proc/driver/nvidia/version")
         self.walk("/proc/driver/nvidia-caps", 0)
         self.read_file("/proc/cmdline")
+        for name in ("osrelease", "hostname"):
+            self.read_file("/proc/sys/kernel/" + name)
+        self.walk("/sys/class/mdev_bus", 0)
         for folder in ("/dev/nvidia-caps", "/dev/vfio", "/dev/dri", "/run/libvirt/qemu"):
             self.listing(folder)
+        # running guests (in-use evidence): libvirt's live domain XML and pid files
+        self.walk("/run/libvirt/qemu", 0)
+        self.processes()
         for dev in sorted(os.listdir(self._local("/dev"))):
             if re.match(r"^nvidia(\d+|ctl|-uvm|-vgpu\d*)$", dev):
                 self.listing("/dev/" + dev, single=True)
+
+    def processes(self):
+        """The processes holding a device node open (in-use evidence): each ``/proc/<pid>/fd/<n>`` link into /dev
+        and the process's ``comm``; nothing else of a process is read."""
+        proc = self._local("/proc")
+        for pid in sorted((p for p in os.listdir(proc) if p.isdigit()), key=int) if os.path.isdir(proc) else []:
+            fd_dir = "/proc/%s/fd" % pid
+            try:
+                fds = os.listdir(self._local(fd_dir))
+            except OSError:
+                continue
+            held = False
+            for fd in sorted(fds, key=lambda n: int(n) if n.isdigit() else -1):
+                try:
+                    target = os.readlink(self._local(fd_dir + "/" + fd))
+                except OSError:
+                    continue
+                if target.startswith("/dev/") and DEVICE_NODE.match(target):
+                    self.links[fd_dir + "/" + fd] = target
+                    held = True
+            if held:
+                self.dirs.add(fd_dir)
+                self.read_file("/proc/%s/comm" % pid)
 
     def listing(self, path, single=False):
         """Names, types and device numbers under a /dev or /run folder (contents never read)."""
@@ -262,29 +318,68 @@ class Capture(object):
         self.dev_listings.setdefault(base, {}).update(entries)
 
     # -- tools -------------------------------------------------------------------------------------------------
+    def which(self, tool):
+        """The tool's path: on PATH, or under --root only in the collection's tool folders (a simulated host's)."""
+        if self.root == "/":
+            return shutil.which(tool)
+        for folder in ROOT_TOOL_DIRS:
+            path = self._local(folder + "/" + tool)
+            if os.access(path, os.X_OK) and not os.path.isdir(path):
+                return path
+        return None
+
+    def gpu_indexes(self):
+        """The GPU indexes in the captured ``nvidia-smi --query-gpu`` output (its first column)."""
+        entry = [c for c in self.commands if c["name"] == "smi-query-mig"]
+        if not entry or entry[0].get("rc") != 0:
+            return []
+        with open(os.path.join(self.out, "commands", entry[0]["stdout"])) as f:
+            return sorted({line.split(",")[0].strip() for line in f if line.split(",")[0].strip().isdigit()}, key=int)
+
+    def sriov_netdevs(self):
+        """The network interfaces of SR-IOV PFs (what sriov_vfs asks ``ip`` about)."""
+        out = []
+        devices = self._local("/sys/bus/pci/devices")
+        for bdf in sorted(os.listdir(devices)) if os.path.isdir(devices) else []:
+            if os.path.exists(os.path.join(devices, bdf, "sriov_totalvfs")):
+                try:
+                    out.extend(sorted(os.listdir(os.path.join(devices, bdf, "net"))))
+                except OSError:
+                    pass
+        return out
+
     def tools(self):
         os.makedirs(os.path.join(self.out, "commands"), exist_ok=True)
         for name, argv in TOOLS:
-            exe = shutil.which(argv[0])
-            entry = {"name": name, "argv": argv, "found": bool(exe)}
-            if exe:
-                start = time.monotonic()
-                try:
-                    p = subprocess.run([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT)
-                    entry["rc"] = p.returncode
-                    out, err = p.stdout, p.stderr
-                except subprocess.TimeoutExpired as e:
-                    entry["rc"] = None
-                    entry["timed_out"] = True
-                    out, err = e.stdout or b"", e.stderr or b""
-                entry["seconds"] = round(time.monotonic() - start, 3)
-                for stream, data in (("stdout", out), ("stderr", err)):
-                    fname = "%s.%s" % (name, stream)
-                    with open(os.path.join(self.out, "commands", fname), "w") as f:
-                        f.write(self.scrub(data.decode("utf-8", "replace")))
-                    entry[stream] = fname
-            self.commands.append(entry)
+            self.run(name, argv)
+        for index in self.gpu_indexes():
+            for name, argv in PER_GPU:
+                self.run(name % index, argv + [index])
+        for netdev in self.sriov_netdevs():
+            self.run("ip-link-%s" % re.sub(r"[^A-Za-z0-9_.-]", "_", netdev), ["ip", "-d", "-j", "link", "show", "dev", netdev])
+
+    def run(self, name, argv):
+        """Run one read-only listing; its streams and exit status recorded."""
+        exe = self.which(argv[0])
+        entry = {"name": name, "argv": argv, "found": bool(exe)}
+        if exe:
+            start = time.monotonic()
+            try:
+                p = subprocess.run([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT)
+                entry["rc"] = p.returncode
+                out, err = p.stdout, p.stderr
+            except subprocess.TimeoutExpired as e:
+                entry["rc"] = None
+                entry["timed_out"] = True
+                out, err = e.stdout or b"", e.stderr or b""
+            entry["seconds"] = round(time.monotonic() - start, 3)
+            for stream, data in (("stdout", out), ("stderr", err)):
+                fname = "%s.%s" % (name, stream)
+                with open(os.path.join(self.out, "commands", fname), "w") as f:
+                    f.write(self.scrub(data.decode("utf-8", "replace")))
+                entry[stream] = fname
+        self.commands.append(entry)
 
     def write(self):
         doc = {
@@ -296,6 +391,7 @@ class Capture(object):
             "files": sorted(self.files),
             "unreadable": dict(sorted(self.skipped.items())),
             "dev": getattr(self, "dev_listings", {}),
+            "dirs": sorted(self.dirs),
         }
         with open(os.path.join(self.out, "capture.json"), "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)

@@ -34,6 +34,12 @@ def main(argv=None):
     s.add_argument("--fpgas", type=int, default=8, help="DFL FPGAs, 1 VF each (default 8)")
     s.add_argument("--qats", type=int, default=8, help="QAT endpoints, 16 VFs each (default 8)")
     s.add_argument("dest")
+    s = sub.add_parser("replay", help="build a host root from a capture (tools/capture-host.py) that answers from it")
+    s.add_argument("capture")
+    s.add_argument("dest")
+    s = sub.add_parser("capture", help="capture a lab with tools/capture-host.py (a fixture for tests/captures)")
+    s.add_argument("lab")
+    s.add_argument("dest")
     sub.add_parser("labs", help="list the shipped labs")
     s = sub.add_parser("fault", help="inject a fault (FUSE writes, tool fakes); list or clear them")
     s.add_argument("root", help="the simulated host root (tree or mount point)")
@@ -68,6 +74,15 @@ def main(argv=None):
         from .render import render_tree
         h = render_tree(a.lab, a.dest)
         print("rendered %s at %s (state %s)" % (a.lab, h.root, h.state_dir))
+        return 0
+    if a.cmd == "capture":
+        import tempfile
+        from .replay import capture_lab
+        with tempfile.TemporaryDirectory() as work:
+            return capture_lab(a.lab, a.dest, work)
+    if a.cmd == "replay":
+        from .replay import build
+        print("replayed %s at %s" % (a.capture, build(a.capture, a.dest)))
         return 0
     if a.cmd == "generate":
         from .generate import generate

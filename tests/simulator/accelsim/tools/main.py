@@ -1,5 +1,6 @@
 """Entry point of the tool fakes: parse the real tool's command line and act on the simulated host."""
 
+import os
 import sys
 
 from ..faults import Faults, act_out
@@ -18,7 +19,12 @@ TOOLS = {
 
 def main(name, args, root=None, state_dir=None):
     """Run tool ``name`` with ``args`` against the host at ``root`` / ``state_dir`` (or $ACCELSIM_ROOT /
-    $ACCELSIM_STATE); returns the exit status."""
+    $ACCELSIM_STATE); returns the exit status. A root built from a capture (accelsim/replay.py) answers every
+    tool from it."""
+    from .. import replay  # pylint: disable=import-outside-toplevel
+    root = root or os.environ.get("ACCELSIM_ROOT")
+    if root and replay.is_replay(root):
+        return replay.run_tool(root, name, args)
     if name not in TOOLS:
         sys.stderr.write("accelsim: no fake of %r (have: %s)\n" % (name, ", ".join(sorted(TOOLS))))
         return 127

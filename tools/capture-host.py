@@ -96,6 +96,8 @@ PER_GPU = [
 ]
 # device nodes whose holders are in-use evidence (VFIO groups and cdevs, GPU, DRM, FPGA and accelerator nodes)
 DEVICE_NODE = re.compile(r"^/dev/(vfio/|nvidia|dri/|dfl-|intel-fpga|xclmgmt|xfpga|accel/|kfd$|qat)")
+# files whose whole text identifies a device or the host: replaced by a placeholder (Capture.private)
+PRIVATE_FILES = ("serial_number", "hostname")
 # where tools are looked for under --root (the collection's own list, plugins/module_utils/_tools.py)
 ROOT_TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/nvidia")
 
@@ -134,6 +136,17 @@ class Capture(object):
                 self.subst[key] = "0x%016x" % n
             else:
                 self.subst[key] = "%013d" % (1000000000000 + n)
+        return self.subst[key]
+
+    def private(self, name, text):
+        """The placeholder of a PRIVATE_FILES file: the host name ``capture-host``; a PCIe device serial number
+        (eight dash-separated bytes) another of the same form, stable within the capture."""
+        if name == "hostname":
+            return "capture-host"
+        key = ("dsn", text)
+        if key not in self.subst:
+            n = sum(1 for k in self.subst if k[0] == "dsn") + 1
+            self.subst[key] = "-".join("%02x" % b for b in n.to_bytes(8, "big"))
         return self.subst[key]
 
     def scrub(self, text):
@@ -190,6 +203,8 @@ class Capture(object):
         except UnicodeDecodeError:
             self.skipped[path] = "binary"
             return
+        if not self.keep_ids and name in PRIVATE_FILES:
+            text = self.private(name, text.strip()) + "\n"
         dest = os.path.join(self.out, "files", path.lstrip("/"))
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "w") as f:

@@ -85,6 +85,10 @@ TOOLS = [
     ("smi-query-mig-ids", ["nvidia-smi", "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,"
                            "mig.mode.pending", "--format=csv,noheader"]),
 ]
+# Tools the collection runs or looks for (the plans check that a tool is installed before they run it): where
+# each is, recorded without running it.
+TOOLS_LOOKED_UP = ("nvidia-smi", "mdevctl", "sriov-manage", "ip", "fpgaconf", "fpgainfo", "xbmgmt", "xbutil",
+                   "amd-smi", "xpu-smi", "lspci", "systemctl", "virsh")
 # Run for each GPU index nvidia-smi lists: what the MIG and vGPU plans read of one GPU.
 PER_GPU = [
     ("smi-mig-lgi-i%s", ["nvidia-smi", "mig", "-lgi", "-i"]),
@@ -365,6 +369,7 @@ class Capture(object):
 
     def tools(self):
         os.makedirs(os.path.join(self.out, "commands"), exist_ok=True)
+        self.tool_paths = dict((t, self.which(t)) for t in TOOLS_LOOKED_UP)
         for name, argv in TOOLS:
             self.run(name, argv)
         for index in self.gpu_indexes():
@@ -407,6 +412,7 @@ class Capture(object):
             "unreadable": dict(sorted(self.skipped.items())),
             "dev": getattr(self, "dev_listings", {}),
             "dirs": sorted(self.dirs),
+            "tools": getattr(self, "tool_paths", {}),
         }
         with open(os.path.join(self.out, "capture.json"), "w") as f:
             json.dump(doc, f, indent=1, sort_keys=True)

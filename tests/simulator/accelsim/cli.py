@@ -180,5 +180,9 @@ def _tool(argv):
     if not argv:
         sys.stderr.write("usage: python -m accelsim tool [--root ROOT|--state DIR] NAME ARGS...\n")
         return 2
+    from . import replay
+    if root and replay.is_replay(root):
+        # a replayed capture answers without the simulator's kernel model (each tool run is a process of its own)
+        return replay.run_tool(root, argv[0], argv[1:])
     from .tools.main import main as tool_main
     return tool_main(argv[0], argv[1:], root=root, state_dir=state)

@@ -100,7 +100,9 @@ def build(capture_dir, dest):
             os.makedirs(os.path.dirname(where), exist_ok=True)
             with open(where, "w", encoding="utf-8") as f:
                 f.write(value + "\n")
-    tools = sorted({c["argv"][0] for c in doc.get("commands") or [] if c.get("found") and c.get("argv")})
+    tools = {c["argv"][0] for c in doc.get("commands") or [] if c.get("found") and c.get("argv")}
+    tools.update(name for name, path in (doc.get("tools") or {}).items() if path)
+    tools = sorted(t for t in tools if "/" not in t)
     for tool in tools:
         rel = "%s/%s" % (TOOL_DIRS.get(tool, DEFAULT_TOOL_DIR), tool)
         where = _under(root, rel)

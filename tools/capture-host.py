@@ -338,9 +338,11 @@ class Capture(object):
 
     # -- tools -------------------------------------------------------------------------------------------------
     def which(self, tool):
-        """The tool's path: on PATH, or under --root only in the collection's tool folders (a simulated host's)."""
-        if self.root == "/":
+        """The tool's path: on PATH or in the collection's tool folders; under --root only in those (a simulated
+        host's)."""
+        if self.root == "/" and shutil.which(tool):
             return shutil.which(tool)
+        # under --root only there; on the host also there, as the collection looks (sriov-manage is in no PATH folder)
         for folder in ROOT_TOOL_DIRS:
             path = self._local(folder + "/" + tool)
             if os.access(path, os.X_OK) and not os.path.isdir(path):

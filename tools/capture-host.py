@@ -11,7 +11,8 @@ listings. The capture is a folder:
 - ``capture.json``: format version, what was captured, every command with its argv, exit status and the names
   of its stdout/stderr files, every symbolic link met under the captured sysfs paths and its target, every folder
   met (``dirs``: an empty one matters to discovery), the /dev listings;
-- ``files/<absolute path>``: copies of small regular files (sysfs attributes, /proc/driver, module parameters);
+- ``files/<absolute path, with "%" and ":" written %25 and %3A>``: copies of small regular files (sysfs attributes,
+  /proc/driver, module parameters);
 - ``commands/<name>.stdout`` and ``.stderr``: what each tool printed, each stream apart.
 
 GPU UUIDs, serial numbers, MAC addresses and the host name are replaced by stable placeholders unless
@@ -33,7 +34,9 @@ import subprocess
 import sys
 import time
 
-FORMAT = 1
+# 2: files are stored under names with "%" and ":" escaped (%25, %3A), which every file system and ansible-test's
+# file name rules accept; 1 stored them under their own names.
+FORMAT = 2
 MAX_FILE = 64 * 1024
 READ_TIMEOUT = 2.0
 TOOL_TIMEOUT = 60
@@ -104,6 +107,11 @@ DEVICE_NODE = re.compile(r"^/dev/(vfio/|nvidia|dri/|dfl-|intel-fpga|xclmgmt|xfpg
 PRIVATE_FILES = ("serial_number", "hostname")
 # where tools are looked for under --root (the collection's own list, plugins/module_utils/_tools.py)
 ROOT_TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/nvidia")
+
+
+def stored_name(path):
+    """Where the copy of the host file ``path`` is kept under ``files/`` (format 2: ``%`` and ``:`` escaped)."""
+    return path.lstrip("/").replace("%", "%25").replace(":", "%3A")
 
 
 class Capture(object):
@@ -209,7 +217,7 @@ class Capture(object):
             return
         if not self.keep_ids and name in PRIVATE_FILES:
             text = self.private(name, text.strip()) + "\n"
-        dest = os.path.join(self.out, "files", path.lstrip("/"))
+        dest = os.path.join(self.out, "files", stored_name(path))
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "w") as f:
             f.write(self.scrub(text))

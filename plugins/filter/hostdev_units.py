@@ -22,8 +22,8 @@ description:
     assignable, with C(why_not) naming the member and its driver, unless that member is a unit selected in the
     same call (it is then passed with it, and both are assignable). Records from an C(accelerator_info) without
     C(iommu_group_drivers) are not checked for this.
-  - The default discovery (C(vf_detail=summary)) is taken as it is: a VF folded into its PF's C(sriov.vf_units) is
-    a unit with the PF as C(physfn) and the vGPU type the PF's C(gpu.vgpu_vfs) gives it; its IOMMU group's
+  - The default discovery (C(vf_detail=summary)) is taken as it is. A VF folded into its PF's C(sriov.vf_units) is
+    a unit with the PF as C(physfn) and the vGPU type the PF's C(gpu.vgpu_vfs) gives it. Its IOMMU group's
     members are not in that form, so its group is not checked (discover with C(vf_detail=full) for that).
   - The result feeds P(accelops.lifecycle.hostdev_xml#filter) unit by unit.
 options:

@@ -35,8 +35,8 @@ def load(capture_dir):
             doc = json.load(f)
     except (IOError, OSError, ValueError) as e:
         raise ReplayError("%s: not a capture (%s)" % (capture_dir, e))
-    if doc.get("format") != 1:
-        raise ReplayError("%s: capture format %r; this replay reads format 1" % (capture_dir, doc.get("format")))
+    if doc.get("format") not in (1, 2):
+        raise ReplayError("%s: capture format %r; this replay reads formats 1 and 2" % (capture_dir, doc.get("format")))
     return doc
 
 
@@ -73,7 +73,8 @@ def build(capture_dir, dest):
     for path in doc.get("files") or []:
         target = _under(root, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(_under(os.path.join(capture_dir, "files"), path), target)
+        stored = path if doc["format"] == 1 else path.replace("%", "%25").replace(":", "%3A")
+        shutil.copyfile(_under(os.path.join(capture_dir, "files"), stored), target)
     for path, target in sorted((doc.get("links") or {}).items()):
         where = _under(root, path)
         os.makedirs(os.path.dirname(where), exist_ok=True)

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Read-only capture of everything the collection's discovery and programming plans read on a host.
@@ -396,7 +396,7 @@ class Capture(object):
             start = time.monotonic()
             try:
                 p = subprocess.run([exe] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT)
+                                   stderr=subprocess.PIPE, timeout=TOOL_TIMEOUT, check=False)
                 entry["rc"] = p.returncode
                 out, err = p.stdout, p.stderr
             except subprocess.TimeoutExpired as e:

@@ -70,6 +70,8 @@ def driver_limit(device_id, driver):
         return ("xe-vfio-pci serves the VFs of newer Intel GPUs (Panther Lake, Wildcat Lake, Battlemage), not of %s: "
                 "bind them to vfio-pci" % family)
     return None
+
+
 VF_ATTRS = ("contexts_quota", "doorbells_quota", "exec_quantum_ms", "ggtt_quota", "lmem_quota", "preempt_timeout_us")
 _GT_DIR = re.compile(r"^gt[0-9]*$")
 _CARD_DIR = re.compile(r"^card[0-9]+$")

@@ -139,7 +139,8 @@ def run_tool(root, name, args, out=None, err=None):
                 if c.get(stream):
                     with open(os.path.join(mark, "commands", c[stream]), encoding="utf-8") as f:
                         fh.write(f.read())
-            fh.flush() if hasattr(fh, "flush") else None
+            out.flush()
+            err.flush()
             return int(c["rc"])
     with open(os.path.join(mark, MISSING), "a", encoding="utf-8") as f:
         f.write(json.dumps(argv) + "\n")

@@ -50,9 +50,9 @@ def test_max_1550_lab_uses_the_max_1550_profile():
     lab = load_lab("gpu-intel-flex")
     mx = [f for f in lab["functions"] if f["bdf"] == MAX][0]
     assert mx["device"] == 0x0bd5 and mx["sriov"]["totalvfs"] == 62
-    assert mx["i915_iov"]["vfs"]["2"]["gt0"] == {"contexts_quota": 1024, "doorbells_quota": 7, "exec_quantum_ms": 4,
-                                               "ggtt_quota": 64880640, "lmem_quota": 1038090240,
-                                               "preempt_timeout_us": 8000}
+    want = {"contexts_quota": 1024, "doorbells_quota": 7, "exec_quantum_ms": 4, "ggtt_quota": 64880640,
+            "lmem_quota": 1038090240, "preempt_timeout_us": 8000}
+    assert mx["i915_iov"]["vfs"]["2"]["gt0"] == want
 
 
 def test_boot_numvfs_is_checked():

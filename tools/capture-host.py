@@ -3,15 +3,15 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Read-only capture of everything the collection's discovery and programming plans read on a host.
 
-Usage: capture-host.py OUTDIR [--keep-ids] [--root /]
+Usage: capture-host.py OUTDIR [--keep-ids] [--root /]   (writes OUTDIR/capture.json)
 
 It never writes to sysfs, never changes a device or GPU setting, and runs only read-only vendor tool
 listings. The capture is a folder:
 
-- ``capture.json``: format version, what was captured, every command with its argv, exit status and the names
-  of its stdout/stderr files, every symbolic link met under the captured sysfs paths and its target;
-- ``files/<absolute path>``: copies of small regular files (sysfs attributes, /proc/driver, module parameters);
-- ``commands/<name>.stdout`` and ``.stderr``: what each tool printed, each stream apart.
+- ``capture.json``, one file (paths hold colons, which no file name in a collection may): format version, every
+  command with its argv, exit status, stdout and stderr apart; every small regular file read (sysfs attributes,
+  /proc/driver, module parameters) with its text; every symbolic link met under the captured paths and its
+  target; what could not be read and why; the /dev entries listed (never read).
 
 GPU UUIDs, serial numbers, MAC addresses and the host name are replaced by stable placeholders unless
 ``--keep-ids`` is given, so a capture can be shared in a pull request. ``tests/simulator/accelsim/replay.py`` turns
@@ -84,7 +84,7 @@ class Capture(object):
         self.root = root
         self.keep_ids = keep_ids
         self.links = {}
-        self.files = []
+        self.files = {}
         self.skipped = {}
         self.commands = []
         self.subst = {}
@@ -167,11 +167,7 @@ class Capture(object):
         except UnicodeDecodeError:
             self.skipped[path] = "binary"
             return
-        dest = os.path.join(self.out, "files", path.lstrip("/"))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(dest, "w") as f:
-            f.write(self.scrub(text))
-        self.files.append(path)
+        self.files[path] = self.scrub(text)
 
     def walk(self, path, depth):
         """Files of one folder and, to ``depth`` levels, its subfolders; links recorded, not followed."""
@@ -263,7 +259,6 @@ class Capture(object):
 
     # -- tools -------------------------------------------------------------------------------------------------
     def tools(self):
-        os.makedirs(os.path.join(self.out, "commands"), exist_ok=True)
         for name, argv in TOOLS:
             exe = shutil.which(argv[0])
             entry = {"name": name, "argv": argv, "found": bool(exe)}
@@ -280,10 +275,7 @@ class Capture(object):
                     out, err = e.stdout or b"", e.stderr or b""
                 entry["seconds"] = round(time.monotonic() - start, 3)
                 for stream, data in (("stdout", out), ("stderr", err)):
-                    fname = "%s.%s" % (name, stream)
-                    with open(os.path.join(self.out, "commands", fname), "w") as f:
-                        f.write(self.scrub(data.decode("utf-8", "replace")))
-                    entry[stream] = fname
+                    entry[stream] = self.scrub(data.decode("utf-8", "replace"))
             self.commands.append(entry)
 
     def write(self):
@@ -293,7 +285,7 @@ class Capture(object):
             "anonymised": not self.keep_ids,
             "commands": self.commands,
             "links": dict(sorted(self.links.items())),
-            "files": sorted(self.files),
+            "files": dict(sorted(self.files.items())),
             "unreadable": dict(sorted(self.skipped.items())),
             "dev": getattr(self, "dev_listings", {}),
         }

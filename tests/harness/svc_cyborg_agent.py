@@ -74,8 +74,9 @@ def wait_for_report(state_dir, after, timeout=30.0):
 
 
 def start(state_dir, placement, sys_root, hostname, root_provider, python=None, drivers="intel_fpga_driver",
-          interval=1.0):
-    """Start Cyborg (API, conductor, agent) in private mount/UTS namespaces; return its variables."""
+          interval=1.0, nova=None, nova_token="admin"):
+    """Start Cyborg (API, conductor, agent) in private mount/UTS namespaces; return its variables. ``nova``: the
+    endpoint of a Nova API that Cyborg tells of bound ARQs (with ``nova_token``); without it, the recorder."""
     if os.geteuid() != 0:
         raise servicelib.HarnessError("the Cyborg agent on a simulated host needs root (unshare --mount --uts)")
     if not os.path.isdir(os.path.join(sys_root, "bus", "pci", "devices")):
@@ -86,7 +87,7 @@ def start(state_dir, placement, sys_root, hostname, root_provider, python=None, 
     python = python or svc_cyborg.cyborg_bin("python")
     port = servicelib.free_port()
     conf = svc_cyborg.write_config(d, port, placement)
-    nova_port = servicelib.free_port()
+    nova_port = None if nova else servicelib.free_port()
     with open(conf, "a") as f:
         f.write("""
 [agent]
@@ -96,9 +97,10 @@ resource_provider_startup_retries = 0
 
 [nova]
 auth_type = admin_token
-endpoint = http://127.0.0.1:{nova_port}
-token = admin
-""".format(drivers=drivers, root=root_provider, nova_port=nova_port))
+endpoint = {nova}
+token = {nova_token}
+""".format(drivers=drivers, root=root_provider, nova=nova or "http://127.0.0.1:%d" % nova_port,
+           nova_token=nova_token))
     run = {"sys": os.path.abspath(sys_root), "hostname": hostname, "interval": float(interval),
            "reports": os.path.join(d, "reports.jsonl"),
            "nova_port": nova_port, "nova_events": os.path.join(d, "nova-events.jsonl"),
@@ -191,7 +193,7 @@ def _agent(run):
         from cyborg.common import constants, rpc
         from cyborg.objects import base as objects_base
 
-        recorder = _nova_events_recorder(run)
+        recorder = _nova_events_recorder(run) if run["nova_port"] else None
         agent = agent_manager.AgentManager(constants.AGENT_TOPIC, conf.host)
         server = rpc.get_server(messaging.Target(topic=constants.AGENT_TOPIC, server=conf.host), [agent],
                                 objects_base.CyborgObjectSerializer())
@@ -221,7 +223,8 @@ def _agent(run):
             t.join(10)
             server.stop()
             server.wait()
-            recorder.close()
+            if recorder is not None:
+                recorder.close()
         return stop_agent
     return start_agent
 

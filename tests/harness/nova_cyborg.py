@@ -76,28 +76,41 @@ def _test_case():
     from keystoneauth1 import loading as ks_loading
 
     from nova import conf as nova_conf
-    from nova.api.openstack import wsgi_app  # noqa: F401  pylint: disable=unused-import
-    from nova import wsgi as nova_wsgi
     from nova.tests.fixtures import libvirt as fakelibvirt
     from nova.tests.functional import fixtures as func_fixtures
     from nova.tests.functional.libvirt import base
 
     CONF = nova_conf.CONF
 
-    class HarnessPlacement(func_fixtures.PlacementFixture):
+    def harness_placement():
         """Nova's PlacementFixture (its report client shortcut and API client) on the harness's Placement."""
+        fixture = func_fixtures.PlacementFixture(token=ARGS["placement_token"], db=False, use_intercept=False)
+        fixture.endpoint = ARGS["placement"]
+        # its own (unused) configuration still wants a database URL; no database is made (db=False)
+        fixture._configure_placement = lambda conf_fixture: conf_fixture.config(
+            connection="sqlite://", group="placement_database")
+        return fixture
 
-        def __init__(self):
-            super().__init__(token=ARGS["placement_token"], db=False, use_intercept=False)
-            self.endpoint = ARGS["placement"]
+    class FunctionalFixtures(object):
+        """nova.tests.functional.fixtures as integrated_helpers sees it, with harness_placement."""
+        PlacementFixture = staticmethod(harness_placement)
+
+        def __getattr__(self, name):
+            return getattr(func_fixtures, name)
 
     class NovaWithCyborg(base.ServersTestBase):
         ADMIN_API = True
 
         def setUp(self):
-            self.useFixture(fixtures.MonkeyPatch("nova.tests.functional.fixtures.PlacementFixture",
-                                                 HarnessPlacement))
+            self.useFixture(fixtures.MonkeyPatch("nova.tests.functional.integrated_helpers.func_fixtures",
+                                                 FunctionalFixtures()))
             super().setUp()
+            # Nova's WarningsFixture makes SQLAlchemy's deprecations errors; Nova 34 still calls noload(), which
+            # SQLAlchemy 2.1 deprecates, when it reads an instance for an ARQ-bound build (the PCI boot does not)
+            import warnings
+            from sqlalchemy import exc as sqla_exc
+            warnings.filterwarnings("ignore", message=r"The noload\(\) option is deprecated",
+                                    category=sqla_exc.SADeprecationWarning)
             # Nova's service token beside the user's, as Nova sends it to bind and unbind ARQs
             opts = ks_loading.get_auth_plugin_conf_options("admin_token")
             CONF.register_opts(opts, group="service_user")
@@ -106,6 +119,7 @@ def _test_case():
 
         def _serve_api(self):
             """Nova's API (the same paste app and configuration as the harness's) on a local port."""
+            from nova.api import wsgi as nova_wsgi   # after Nova's fixtures (webob.dec is imported there)
             app = _identity_middleware(nova_wsgi.Loader().load_app("osapi_compute"), ARGS["nova_token"])
 
             def recording(environ, start_response):
@@ -162,6 +176,7 @@ def _test_case():
                 try:
                     _send(self._boot(cmd))
                 except Exception as e:  # pylint: disable=broad-except
+                    sys.stderr.write(self.stdlog.logger.output)
                     _send({"status": None, "error": "%s: %s" % (type(e).__name__, e)})
 
     return NovaWithCyborg

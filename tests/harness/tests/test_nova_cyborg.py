@@ -51,6 +51,7 @@ SECOND_PAC = [
      "subsystem_vendor": 0x8086, "subsystem_device": 0x0000, "class": 0x120000, "revision": 0x01,
      "driver": "intel-fpga-pci", "numa_node": 0, "iommu_group": 43, "irq": 67,
      "link": {"speed": "8.0 GT/s PCIe", "width": 8},
+     "sriov": {"totalvfs": 1, "vf_device": 0x09c5, "offset": 1, "stride": 1, "vf_driver": "vfio-pci"},
      "fpga": {"layout": "opae", "index": 1, "interface_id": "38558f8b33385e6ba9a5c6ac75f8e59f",
               "afu_id": "d8424dc4a4a93c849c1ad7c6d7b3c2a7", "bitstream_id": "0x123000200000185",
               "bitstream_metadata": "0x1111916", "socket_id": 0}},

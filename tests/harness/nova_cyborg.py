@@ -52,8 +52,8 @@ def _receive():
 
 
 def _identity_middleware(app, token):
-    """Keystone's part in front of Nova's API on the port Cyborg calls: Cyborg's token becomes a service
-    identity in the headers Nova's keystone stub reads (nova.tests.fixtures.OSAPIFixture._stub_keystone);
+    """Keystone's part in front of Nova's API on the port Cyborg calls: Cyborg's token becomes its service
+    user's identity in the headers Nova's keystone stub reads (nova.tests.fixtures.OSAPIFixture._stub_keystone);
     identity headers a client sends are dropped, an unknown token is a 401."""
     identity = ("HTTP_X_AUTH_USER", "HTTP_X_USER_ID", "HTTP_X_AUTH_PROJECT_ID", "HTTP_X_PROJECT_ID", "HTTP_X_ROLES")
 
@@ -63,8 +63,10 @@ def _identity_middleware(app, token):
         if environ.get("HTTP_X_AUTH_TOKEN") != token:
             start_response("401 Unauthorized", [("Content-Type", "application/json")])
             return [b'{"error": "unknown token"}']
-        environ.update(HTTP_X_AUTH_USER="cyborg", HTTP_X_USER_ID="cyborg", HTTP_X_AUTH_PROJECT_ID="service",
-                       HTTP_X_ROLES="service")
+        # Cyborg's service user, with the service role the events API asks for and admin (Nova looks the
+        # instances up across projects with it); the stub makes the user named "admin" an admin context
+        environ.update(HTTP_X_AUTH_USER="admin", HTTP_X_USER_ID="admin", HTTP_X_AUTH_PROJECT_ID="service",
+                       HTTP_X_ROLES="admin,service")
         return app(environ, start_response)
     return wrapped
 
@@ -133,7 +135,7 @@ def _test_case():
             sock = eventlet.listen(("127.0.0.1", 0))
             thread = eventlet.spawn(eventlet.wsgi.server, sock, recording, log=sys.stderr, debug=False)
             self.addCleanup(thread.kill)
-            return "http://127.0.0.1:%d" % sock.getsockname()[1]
+            return "http://127.0.0.1:%d/v2.1" % sock.getsockname()[1]
 
         def _boot(self, cmd):
             self.flags(group="cyborg", endpoint_override=cmd["cyborg"] + "/v2")

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import pytest
 
@@ -84,7 +85,11 @@ class Nova(object):
         self.proc = subprocess.Popen([NOVA_PYTHON, NOVA_CYBORG, placement.endpoint, placement.token, NODENAME,
                                       NOVA_TOKEN], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.log, text=True)
+        self.ready = None
+
+    def wait_ready(self):
         self.ready = self.read(180)["ready"]
+        return self
 
     def read(self, timeout):
         if not select.select([self.proc.stdout], [], [], timeout)[0]:
@@ -97,12 +102,19 @@ class Nova(object):
             raise AssertionError("Nova's harness failed: %s" % msg["error"])
         return msg
 
-    def boot(self, profile, cyborg):
-        self.proc.stdin.write(json.dumps({"boot": profile, "cyborg": cyborg["cyborg_agent_endpoint"],
-                                          "token": cyborg["cyborg_agent_token"],
-                                          "service_token": cyborg["cyborg_agent_service_token"]}) + "\n")
+    def ask(self, msg):
+        self.proc.stdin.write(json.dumps(msg) + "\n")
         self.proc.stdin.flush()
         return self.read(180)
+
+    def boot(self, profile, cyborg):
+        """A server whose flavor has ``accel:device_profile=profile``, Nova's Cyborg client pointed at Cyborg."""
+        return self.ask({"boot": profile, "cyborg": cyborg["cyborg_agent_endpoint"],
+                         "token": cyborg["cyborg_agent_token"],
+                         "service_token": cyborg["cyborg_agent_service_token"]})
+
+    def delete(self, server):
+        return self.ask({"delete": server})
 
     def stop(self):
         try:
@@ -131,7 +143,8 @@ def cloud(placement):
     root = os.path.join(state, "host")
     os.makedirs(root)
     fuse = accelsim.mount(lab, root, state_dir=os.path.join(state, "sim"))
-    nova = None
+    # Nova starts (most of the time here) while the collection programs the cards
+    nova = Nova(placement, os.path.join(state, "nova.log"))
     try:
         found = run_module("accelerator_info", {"root": root, "families": ["fpga"]})
         for addr, (afu, _name) in sorted(CARDS.items()):
@@ -145,21 +158,33 @@ def cloud(placement):
                                               "function_id": afu})
             assert out["changed"], out
         after = run_module("accelerator_info", {"root": root, "families": ["fpga"]})
-        nova = Nova(placement, os.path.join(state, "nova.log"))
+        t_prog = time.time() - t0
+        nova.wait_ready()
+        t_nova = time.time()
         cy = svc_cyborg_agent.start(state, placement.endpoint, os.path.join(root, "sys"),
                                     after["host"]["hostname"], NODENAME, nova=nova.ready["nova_api"],
                                     nova_token=NOVA_TOKEN)
+        sys.stderr.write("programmed %.1f s, nova %.1f s, cyborg %.1f s\n" % (t_prog, t_nova - t0, time.time() - t_nova))
         yield {"state": state, "root": root, "discovery": after, "nova": nova, "cyborg": cy,
                "placement": placement, "setup_s": time.time() - t0}
     finally:
-        if nova is not None:
-            nova.stop()
+        nova.stop()
         svc_cyborg_agent.stop(state)
         fuse.unmount()
         placement.wipe()
         keep = os.environ.get("ACCELOPS_KEEP_STATE")
         if not keep:
             shutil.rmtree(state, ignore_errors=True)
+
+
+def cyborg_arqs(cloud, instance):
+    """The accelerator requests Cyborg's API has for an instance."""
+    cy = cloud["cyborg"]
+    req = urllib.request.Request(cy["cyborg_agent_endpoint"] + "/v2/accelerator_requests?instance=" + instance,
+                                 headers={"X-Auth-Token": cy["cyborg_agent_token"],
+                                          "OpenStack-API-Version": "accelerator 2.2"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read().decode())["arqs"]
 
 
 def cyborg_providers(cloud):
@@ -194,6 +219,8 @@ def test_without_the_function_traits_nova_finds_no_host(cloud):
     assert got["status"] == "ERROR", got
     assert "No valid host" in (got["fault"] or ""), got
     assert got["hostdevs"] == []
+    assert cyborg_arqs(cloud, got["server"]) == []
+    assert cloud["nova"].delete(got["server"]) == {"deleted": got["server"]}
 
 
 def test_the_profile_boots_on_the_card_the_collection_programmed(cloud):
@@ -205,11 +232,29 @@ def test_the_profile_boots_on_the_card_the_collection_programmed(cloud):
     providers = cyborg_providers(cloud)
     wanted = providers["%s_%s" % (cloud["discovery"]["host"]["hostname"], WANTED)]
     got = cloud["nova"].boot(profile(cloud), cloud["cyborg"])
-    sys.stderr.write("setup %.1f s, traits and boot %.1f s\n" % (cloud["setup_s"], time.time() - t0))
+    booted = time.time() - t0
     assert got["status"] == "ACTIVE", got
     # the guest XML Nova's libvirt driver wrote holds the card with the function, and only it
     assert got["hostdevs"] == [WANTED], got
-    # the allocation Nova's scheduler wrote is on Cyborg's provider for that card
-    assert got["allocations"].get(wanted["uuid"]) == {"FPGA": 1}, (got, providers)
-    # Cyborg told Nova's API that the ARQ is bound
-    assert [(e["name"], e["status"]) for e in got["events"]] == [("accelerator-request-bound", "completed")], got
+    # the allocation Nova's scheduler wrote is on Cyborg's provider for that card (and the compute node)
+    allocations = cloud["placement"].get("/allocations/%s" % got["server"])["allocations"]
+    assert allocations[wanted["uuid"]]["resources"] == {"FPGA": 1}, (allocations, providers)
+    assert sorted(allocations) == sorted([wanted["uuid"], cloud["nova"].ready["compute_rp"]]), allocations
+    # Nova's conductor created the ARQ from the profile and bound it to that provider on this host
+    arqs = cyborg_arqs(cloud, got["server"])
+    assert [(a["state"], a["device_rp_uuid"], a["hostname"], a["attach_handle_type"]) for a in arqs] == [
+        ("Bound", wanted["uuid"], NODENAME, "PCI")], arqs
+    # Cyborg told Nova's API that it is bound. Cyborg binds within the conductor's call, before the instance
+    # has a host, so Nova's API answers 422 for it (Cyborg expects that, LP#1855752) and Nova's compute finds
+    # the ARQ bound when it asks Cyborg (ComputeManager._get_bound_arq_resources, exit_wait_early).
+    assert got["events"] == [{
+        "sent": [{"name": "accelerator-request-bound", "server_uuid": got["server"], "tag": arqs[0]["uuid"],
+                  "status": "completed"}],
+        "answer": [{"name": "accelerator-request-bound", "server_uuid": got["server"], "tag": arqs[0]["uuid"],
+                    "status": "failed", "code": 422}]}], got["events"]
+    # deleting the server: Nova deletes its ARQ in Cyborg and its allocation in Placement
+    assert cloud["nova"].delete(got["server"]) == {"deleted": got["server"]}
+    assert cyborg_arqs(cloud, got["server"]) == []
+    assert cloud["placement"].get("/allocations/%s" % got["server"])["allocations"] == {}
+    sys.stderr.write("setup %.1f s, traits and boot %.1f s, delete %.1f s\n"
+                     % (cloud["setup_s"], booted, time.time() - t0 - booted))

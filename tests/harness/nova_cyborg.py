@@ -15,10 +15,10 @@ speaks JSON lines: on stdout (the process's original stdout; everything else goe
    compute node provider as its root and Nova's API as its ``[nova]`` endpoint (token NOVA_TOKEN).
 2. ``{"boot": PROFILE, "cyborg": CYBORG_ENDPOINT, "token": T, "service_token": S}``: Nova's Cyborg client is
    pointed at Cyborg (``[cyborg] endpoint_override``; the user's token T and Nova's service token S, as
-   keystone would give them), a flavor with ``accel:device_profile=PROFILE`` boots a server, and it answers
-   ``{"status", "fault", "hostdevs": [PCI addresses of the guest XML's hostdevs], "allocations":
-   {provider uuid: resources}, "events": [the external events Nova's API took in]}``; the server is deleted
-   again (Nova deletes its ARQs in Cyborg).
+   keystone would give them), and a flavor with ``accel:device_profile=PROFILE`` boots a server. The answer:
+   ``{"server", "status", "fault", "hostdevs": [PCI addresses of the hostdevs in the guest XML Nova's libvirt
+   driver defined], "events": [{"sent": what Cyborg posted to os-server-external-events, "answer": the events
+   of Nova's reply}]}``. ``{"delete": SERVER}``: Nova deletes it (and its ARQs in Cyborg); ``{"deleted"}``.
 3. ``{"stop": true}``: Nova stops.
 
 What stands in, each at a boundary Nova's own functional tests use: fake libvirt (the guest XML is the one Nova's

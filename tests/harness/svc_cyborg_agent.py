@@ -32,8 +32,9 @@ Why it looks like this:
 - The agent does not program anything here and has no Glance: the collection programs the card.
 - Binding an ARQ ends with Cyborg telling Nova (``POST /os-server-external-events``, event
   ``accelerator-request-bound``); without an answer the bind API fails with HTTP 500 after the bind is stored.
-  Nova is not part of this harness: ``[nova]`` points at a recorder in the same process that answers as Nova's
-  API does when every event is accepted (HTTP 200, each event with ``code`` 200) and appends what Cyborg sent to
+  Given a Nova API (``--nova``: nova_cyborg.py serves Nova's on a local port), ``[nova]`` points there.
+  Otherwise ``[nova]`` points at a recorder in the same process that answers as Nova's API does when every
+  event is accepted (HTTP 200, each event with ``code`` 200) and appends what Cyborg sent to
   ``STATE_DIR/cyborg-agent/nova-events.jsonl``, so a test can check what Nova would have been told.
 """
 
@@ -256,6 +257,8 @@ def main(argv):
     s.add_argument("--python", help="the Python of .venv-cyborg")
     s.add_argument("--drivers", default="intel_fpga_driver", help="[agent] enabled_drivers")
     s.add_argument("--interval", type=float, default=1.0, help="seconds between the agent's reports")
+    s.add_argument("--nova", help="a Nova API (its /v2.1 endpoint) that Cyborg tells of bound ARQs; default: the recorder")
+    s.add_argument("--nova-token", default="admin", help="the token Cyborg sends to --nova")
     w = sub.add_parser("wait", help="wait for an agent report that starts after this command does; print it")
     w.add_argument("state_dir")
     w.add_argument("--timeout", type=float, default=30.0)
@@ -266,7 +269,7 @@ def main(argv):
         if a.action == "start":
             t0 = time.time()
             v = start(a.state_dir, a.placement, a.sys, a.hostname, a.root_provider, python=a.python,
-                      drivers=a.drivers, interval=a.interval)
+                      drivers=a.drivers, interval=a.interval, nova=a.nova, nova_token=a.nova_token)
             v["cyborg_agent_start_seconds"] = round(time.time() - t0, 1)
             print(json.dumps(v))
         elif a.action == "wait":

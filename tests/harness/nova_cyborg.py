@@ -4,22 +4,28 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Nova with the real Cyborg: Nova's functional harness, whose own Cyborg client talks to a Cyborg over HTTP.
 
-Run with .venv-nova's python: ``nova_cyborg.py PLACEMENT_ENDPOINT PLACEMENT_TOKEN NODENAME NOVA_TOKEN``. It
-speaks JSON lines: on stdout (the process's original stdout; everything else goes to stderr) and stdin.
+Any Python starts and drives it (standard library only at import); the Nova process runs with .venv-nova's::
 
-1. Nova starts: its functional harness (real API, conductor, scheduler, compute with the libvirt driver on fake
-   libvirt, in-process message bus and database), with the harness's Placement (PLACEMENT_ENDPOINT, a real
-   Placement service) in place of the in-process one, and its API also served on a local port so that Cyborg
-   can send it the ``accelerator-request-bound`` event. It prints
-   ``{"ready": {"nova_api", "compute_rp", "nodename"}}``: the caller then starts Cyborg's agent with the
-   compute node provider as its root and Nova's API as its ``[nova]`` endpoint (token NOVA_TOKEN).
-2. ``{"boot": PROFILE, "cyborg": CYBORG_ENDPOINT, "token": T, "service_token": S}``: Nova's Cyborg client is
-   pointed at Cyborg (``[cyborg] endpoint_override``; the user's token T and Nova's service token S, as
-   keystone would give them), and a flavor with ``accel:device_profile=PROFILE`` boots a server. The answer:
-   ``{"server", "status", "fault", "hostdevs": [PCI addresses of the hostdevs in the guest XML Nova's libvirt
-   driver defined], "events": [{"sent": what Cyborg posted to os-server-external-events, "answer": the events
-   of Nova's reply}]}``. ``{"delete": SERVER}``: Nova deletes it (and its ARQs in Cyborg); ``{"deleted"}``.
-3. ``{"stop": true}``: Nova stops.
+    nova_cyborg.py start STATE_DIR --placement URL --placement-token T --nodename NAME --nova-token T2 [--python P]
+    nova_cyborg.py boot STATE_DIR --profile NAME --cyborg URL --token T --service-token S
+    nova_cyborg.py delete STATE_DIR SERVER
+    nova_cyborg.py stop STATE_DIR
+
+1. ``start``: Nova starts: its functional harness (real API, conductor, scheduler, compute with the libvirt driver
+   on fake libvirt, in-process message bus and database), with the harness's Placement (a real Placement service)
+   in place of the in-process one, and its API also served on a local port so that Cyborg can send it the
+   ``accelerator-request-bound`` event. It prints ``{"nova_api", "compute_rp", "nodename"}`` once Nova's compute
+   has made its compute node provider: the caller then starts Cyborg's agent with that provider as its root and
+   Nova's API as its ``[nova]`` endpoint (token T2; svc_cyborg_agent.py ``--nova``).
+2. ``boot``: Nova's Cyborg client is pointed at Cyborg (``[cyborg] endpoint_override``; the user's token T and
+   Nova's service token S, as keystone would give them), and a flavor with ``accel:device_profile=NAME`` boots a
+   server. It prints ``{"server", "status", "fault", "hostdevs": [PCI addresses of the hostdevs in the guest
+   XML Nova's libvirt driver defined], "events": [{"sent": what Cyborg posted to os-server-external-events,
+   "answer": the events of Nova's reply}]}``.
+3. ``delete``: Nova deletes the server (and its ARQs in Cyborg). ``stop``: Nova stops.
+
+Each command after ``start`` is one JSON line over a Unix socket (its path in the temporary directory, named
+after STATE_DIR); Nova's output is in ``STATE_DIR/nova-cyborg/nova.log``.
 
 What stands in, each at a boundary Nova's own functional tests use: fake libvirt (the guest XML is the one Nova's
 libvirt driver writes), the in-process message bus and SQLite database, and Nova's keystone stub (identity from
@@ -27,29 +33,103 @@ headers). Nova's report client reaches Placement through the shortcut Nova's Pla
 service catalog), pointed at the real Placement instead of an in-process one.
 """
 
+import hashlib
 import io
 import json
 import os
+import socket
+import subprocess
 import sys
+import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
-# this directory holds the harness's fixtures.py, which would hide the ``fixtures`` package Nova imports
-sys.path[:] = [x for x in sys.path if os.path.abspath(x or ".") != os.path.dirname(os.path.abspath(__file__))]
-
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAME = "nova-cyborg"
 ARGS = {}
-PROTO = {}
-RESULT = {"error": None}
 
 
-def _send(obj):
-    PROTO["out"].write(json.dumps(obj, sort_keys=True) + "\n")
-    PROTO["out"].flush()
+def _paths(state_dir):
+    d = os.path.join(os.path.abspath(state_dir), NAME)
+    # a Unix socket's path has room for about 100 bytes: a short one in the temporary directory
+    sock = os.path.join(tempfile.gettempdir(), "accelops-nova-%s.sock" % hashlib.sha1(d.encode()).hexdigest()[:12])
+    return {"dir": d, "sock": sock, "ready": os.path.join(d, "ready.json"),
+            "pid": os.path.join(d, NAME + ".pid"), "log": os.path.join(d, "nova.log"),
+            "args": os.path.join(d, "args.json")}
 
 
-def _receive():
-    line = PROTO["in"].readline()
-    return json.loads(line) if line.strip() else {"stop": True}
+def launch(state_dir, placement, placement_token, nodename, nova_token, python=None):
+    """Start the Nova process and return at once (``wait_ready`` waits for it): the caller can work meanwhile."""
+    sys.path.insert(0, HERE)
+    import servicelib  # pylint: disable=import-outside-toplevel
+    p = _paths(state_dir)
+    os.makedirs(p["dir"], exist_ok=True)
+    for f in (p["ready"], p["sock"]):
+        if os.path.exists(f):
+            os.unlink(f)
+    with open(p["args"], "w") as f:
+        json.dump({"placement": placement, "placement_token": placement_token, "nodename": nodename,
+                   "nova_token": nova_token, "sock": p["sock"], "ready": p["ready"]}, f)
+    python = python or servicelib.service_bin("nova", "python")
+    with open(p["log"], "ab") as out:
+        proc = subprocess.Popen([python, os.path.abspath(__file__), "serve", p["args"]], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=p["dir"])
+    with open(p["pid"], "w") as f:
+        f.write("%d\n" % proc.pid)
+    return proc.pid
+
+
+def wait_ready(state_dir, timeout=240.0):
+    """Nova's answer to ``start`` once it is ready (or an error naming its log)."""
+    sys.path.insert(0, HERE)
+    import servicelib  # pylint: disable=import-outside-toplevel
+    p = _paths(state_dir)
+    with open(p["pid"]) as f:
+        pid = int(f.read())
+    servicelib.wait_until(lambda: os.path.exists(p["ready"]), timeout, NAME, p["log"], pid)
+    with open(p["ready"]) as f:
+        ready = json.load(f)
+    if ready.get("error"):
+        raise servicelib.HarnessError("Nova's harness failed (log %s): %s" % (p["log"], ready["error"]))
+    return ready
+
+
+def request(state_dir, msg, timeout=240.0):
+    """Send one command to the running Nova; return its answer."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(_paths(state_dir)["sock"])
+        s.sendall((json.dumps(msg) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    return json.loads(data) if data.strip() else {"error": "Nova closed the connection (log %s)"
+                                                   % _paths(state_dir)["log"]}
+
+
+def stop(state_dir):
+    sys.path.insert(0, HERE)
+    import servicelib  # pylint: disable=import-outside-toplevel
+    p = _paths(state_dir)
+    try:
+        request(state_dir, {"stop": True}, timeout=60)
+    except OSError:
+        pass
+    if os.path.exists(p["pid"]):
+        with open(p["pid"]) as f:
+            pid = int(f.read())
+        deadline = time.time() + 20       # Nova's services stop gracefully
+        while time.time() < deadline and servicelib._pid_alive(pid):  # pylint: disable=protected-access
+            servicelib._reap(pid)  # pylint: disable=protected-access
+            time.sleep(0.1)
+    return servicelib.stop_pid_file(p["pid"])
 
 
 def _identity_middleware(app, token):
@@ -170,21 +250,31 @@ def _test_case():
                                pci_info=fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0))
             self.api.microversion = "latest"       # networks "none" (2.37+)
             nova_api = self._serve_api()
-            _send({"ready": {"nova_api": nova_api, "compute_rp": self.compute_rp_uuids[ARGS["nodename"]],
-                             "nodename": ARGS["nodename"]}})
+            ready = {"nova_api": nova_api, "compute_rp": self.compute_rp_uuids[ARGS["nodename"]],
+                     "nodename": ARGS["nodename"]}
+            listener = eventlet.listen(ARGS["sock"], family=socket.AF_UNIX)
+            self.addCleanup(listener.close)
+            with open(ARGS["ready"] + ".tmp", "w") as f:
+                json.dump(ready, f)
+            os.rename(ARGS["ready"] + ".tmp", ARGS["ready"])
             while True:
-                cmd = _receive()
-                try:
-                    if cmd.get("stop"):
-                        return
-                    if cmd.get("delete"):
-                        self._delete_server({"id": cmd["delete"]})
-                        _send({"deleted": cmd["delete"]})
-                    else:
-                        _send(self._boot(cmd))
-                except Exception as e:  # pylint: disable=broad-except
-                    sys.stderr.write(self.stdlog.logger.output)
-                    _send({"status": None, "error": "%s: %s" % (type(e).__name__, e)})
+                conn, _addr = listener.accept()
+                with conn:
+                    line = conn.makefile("rb").readline()
+                    cmd = json.loads(line) if line.strip() else {}
+                    try:
+                        if cmd.get("stop"):
+                            conn.sendall(b'{"stopping": true}\n')
+                            return
+                        if cmd.get("delete"):
+                            self._delete_server({"id": cmd["delete"]})
+                            answer = {"deleted": cmd["delete"]}
+                        else:
+                            answer = self._boot(cmd)
+                    except Exception as e:  # pylint: disable=broad-except
+                        sys.stderr.write(self.stdlog.logger.output)
+                        answer = {"status": None, "error": "%s: %s" % (type(e).__name__, e)}
+                    conn.sendall((json.dumps(answer, sort_keys=True) + "\n").encode())
 
     return NovaWithCyborg
 
@@ -203,21 +293,66 @@ def _patch_client_token():
     client.TestOpenStackClient.api_request = api_request
 
 
-def main(argv):
-    ARGS.update(zip(("placement", "placement_token", "nodename", "nova_token"), argv))
-    # the protocol keeps the original stdout; anything else printed goes to stderr
-    PROTO["out"] = os.fdopen(os.dup(1), "w")
-    PROTO["in"] = sys.stdin
-    os.dup2(2, 1)
+def serve(args_file):
+    # this directory holds the harness's fixtures.py, which would hide the ``fixtures`` package Nova imports
+    sys.path[:] = [x for x in sys.path if os.path.abspath(x or ".") != HERE]
+    with open(args_file) as f:
+        ARGS.update(json.load(f))
     import nova.conf
     # Nova's harness finds api-paste.ini under $state_path/etc/nova: the wheel installs it in the venv's etc/
     nova.conf.CONF.set_default("state_path", sys.prefix)
     _patch_client_token()
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(_test_case())
     out = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
-    if not out.wasSuccessful():
-        _send({"error": "\n".join(t for _c, t in out.errors + out.failures)[-6000:]})
-    return 0
+    if not out.wasSuccessful() and not os.path.exists(ARGS["ready"]):
+        with open(ARGS["ready"], "w") as f:
+            json.dump({"error": "\n".join(t for _c, t in out.errors + out.failures)[-6000:]}, f)
+    return 0 if out.wasSuccessful() else 1
+
+
+def main(argv):
+    if argv[:1] == ["serve"] and len(argv) == 2:
+        return serve(argv[1])
+    import argparse
+    ap = argparse.ArgumentParser(prog="nova_cyborg.py", description=__doc__.split("\n", maxsplit=1)[0])
+    sub = ap.add_subparsers(dest="action", required=True)
+    s = sub.add_parser("start")
+    s.add_argument("state_dir")
+    s.add_argument("--placement", required=True)
+    s.add_argument("--placement-token", default="admin")
+    s.add_argument("--nodename", required=True, help="Nova's compute host and node (its provider's name)")
+    s.add_argument("--nova-token", required=True, help="the token Cyborg sends to Nova's API")
+    s.add_argument("--python", help="the Python of .venv-nova")
+    b = sub.add_parser("boot")
+    b.add_argument("state_dir")
+    b.add_argument("--profile", required=True)
+    b.add_argument("--cyborg", required=True, help="Cyborg's endpoint (without /v2)")
+    b.add_argument("--token", required=True, help="the user's token, as Cyborg knows it")
+    b.add_argument("--service-token", required=True, help="Nova's service token, as Cyborg knows it")
+    d = sub.add_parser("delete")
+    d.add_argument("state_dir")
+    d.add_argument("server")
+    p = sub.add_parser("stop")
+    p.add_argument("state_dir")
+    a = ap.parse_args(argv)
+    sys.path.insert(0, HERE)
+    import servicelib  # pylint: disable=import-outside-toplevel
+    try:
+        if a.action == "start":
+            launch(a.state_dir, a.placement, a.placement_token, a.nodename, a.nova_token, python=a.python)
+            out = wait_ready(a.state_dir)
+        elif a.action == "boot":
+            out = request(a.state_dir, {"boot": a.profile, "cyborg": a.cyborg, "token": a.token,
+                                        "service_token": a.service_token})
+        elif a.action == "delete":
+            out = request(a.state_dir, {"delete": a.server})
+        else:
+            out = {"stopped": stop(a.state_dir)}
+    except (servicelib.HarnessError, OSError) as e:
+        print("nova-cyborg: %s" % e, file=sys.stderr)
+        return 1
+    print(json.dumps(out, sort_keys=True))
+    return 1 if out.get("error") else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ compute reads the bound ARQ and its libvirt driver writes the guest XML with the
 Needs root, /dev/fuse and unshare (CI runs as root), .venv-nova, .venv-cyborg and .venv-services."""
 import json
 import os
-import select
 import shutil
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import urllib.request
 
 import pytest
 
+import nova_cyborg
 import servicelib
 import svc_cyborg_agent
 from fixtures import collection_import_root
@@ -36,7 +36,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(HARNESS), "simulator"))
 import accelsim  # noqa: E402  pylint: disable=wrong-import-position
 
 NOVA_PYTHON = os.path.join(servicelib.service_venv("nova"), "bin", "python")
-NOVA_CYBORG = os.path.join(HARNESS, "nova_cyborg.py")
 MODULES = "ansible_collections.accelops.lifecycle.plugins.modules."
 NODENAME = "cyborg-nova.example.org"
 NOVA_TOKEN = "cyborg-service"     # what Cyborg's [nova] section sends; Nova's side knows it as a service identity
@@ -78,34 +77,21 @@ def run_module(name, args):
 
 
 class Nova(object):
-    """nova_cyborg.py: Nova's functional harness in a child process, spoken to in JSON lines."""
+    """nova_cyborg.py: Nova's functional harness in a process of its own, one command at a time."""
 
-    def __init__(self, placement, log):
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen([NOVA_PYTHON, NOVA_CYBORG, placement.endpoint, placement.token, NODENAME,
-                                      NOVA_TOKEN], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True)
+    def __init__(self, state, placement):
+        self.state = state
+        nova_cyborg.launch(state, placement.endpoint, placement.token, NODENAME, NOVA_TOKEN, python=NOVA_PYTHON)
         self.ready = None
 
     def wait_ready(self):
-        self.ready = self.read(180)["ready"]
+        self.ready = nova_cyborg.wait_ready(self.state)
         return self
 
-    def read(self, timeout):
-        if not select.select([self.proc.stdout], [], [], timeout)[0]:
-            raise AssertionError("Nova said nothing within %s s (log %s)" % (timeout, self.log.name))
-        line = self.proc.stdout.readline()
-        if not line:
-            raise AssertionError("Nova ended (log %s)" % self.log.name)
-        msg = json.loads(line)
-        if msg.get("error") and "status" not in msg:
-            raise AssertionError("Nova's harness failed: %s" % msg["error"])
-        return msg
-
     def ask(self, msg):
-        self.proc.stdin.write(json.dumps(msg) + "\n")
-        self.proc.stdin.flush()
-        return self.read(180)
+        got = nova_cyborg.request(self.state, msg)
+        assert not got.get("error"), got
+        return got
 
     def boot(self, profile, cyborg):
         """A server whose flavor has ``accel:device_profile=profile``, Nova's Cyborg client pointed at Cyborg."""
@@ -117,14 +103,7 @@ class Nova(object):
         return self.ask({"delete": server})
 
     def stop(self):
-        try:
-            self.proc.stdin.write('{"stop": true}\n')
-            self.proc.stdin.flush()
-            self.proc.wait(60)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        nova_cyborg.stop(self.state)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +123,7 @@ def cloud(placement):
     os.makedirs(root)
     fuse = accelsim.mount(lab, root, state_dir=os.path.join(state, "sim"))
     # Nova starts (most of the time here) while the collection programs the cards
-    nova = Nova(placement, os.path.join(state, "nova.log"))
+    nova = Nova(state, placement)
     try:
         found = run_module("accelerator_info", {"root": root, "families": ["fpga"]})
         for addr, (afu, _name) in sorted(CARDS.items()):

@@ -129,7 +129,10 @@ def stop(state_dir):
         while time.time() < deadline and servicelib._pid_alive(pid):  # pylint: disable=protected-access
             servicelib._reap(pid)  # pylint: disable=protected-access
             time.sleep(0.1)
-    return servicelib.stop_pid_file(p["pid"])
+    stopped = servicelib.stop_pid_file(p["pid"])
+    if os.path.exists(p["sock"]):
+        os.unlink(p["sock"])
+    return stopped
 
 
 def _identity_middleware(app, token):

@@ -6,7 +6,8 @@
 
 Any Python starts and drives it (standard library only at import); the Nova process runs with .venv-nova's::
 
-    nova_cyborg.py start STATE_DIR --placement URL --placement-token T --nodename NAME --nova-token T2 [--python P]
+    nova_cyborg.py start STATE_DIR --placement URL --placement-token T --nodename NAME [--nodename NAME2 ...] \
+        --nova-token T2 [--python P]
     nova_cyborg.py boot STATE_DIR --profile NAME --cyborg URL --token T --service-token S
     nova_cyborg.py delete STATE_DIR SERVER
     nova_cyborg.py stop STATE_DIR
@@ -14,8 +15,8 @@ Any Python starts and drives it (standard library only at import); the Nova proc
 1. ``start``: Nova starts: its functional harness (real API, conductor, scheduler, compute with the libvirt driver
    on fake libvirt, in-process message bus and database), with the harness's Placement (a real Placement service)
    in place of the in-process one, and its API also served on a local port so that Cyborg can send it the
-   ``accelerator-request-bound`` event. It prints ``{"nova_api", "compute_rp", "nodename"}`` once Nova's compute
-   has made its compute node provider: the caller then starts Cyborg's agent with that provider as its root and
+   ``accelerator-request-bound`` event. It prints ``{"nova_api", "compute_rps": {nodename: provider uuid}}`` once a compute
+   per NAME has made its compute node provider: the caller then starts Cyborg's agent with one as its root and
    Nova's API as its ``[nova]`` endpoint (token T2; svc_cyborg_agent.py ``--nova``).
 2. ``boot``: Nova's Cyborg client is pointed at Cyborg (``[cyborg] endpoint_override``; the user's token T and
    Nova's service token S, as keystone would give them), and a flavor with ``accel:device_profile=NAME`` boots a
@@ -59,7 +60,7 @@ def _paths(state_dir):
             "args": os.path.join(d, "args.json")}
 
 
-def launch(state_dir, placement, placement_token, nodename, nova_token, python=None):
+def launch(state_dir, placement, placement_token, nodenames, nova_token, python=None):
     """Start the Nova process and return at once (``wait_ready`` waits for it): the caller can work meanwhile."""
     sys.path.insert(0, HERE)
     import servicelib  # pylint: disable=import-outside-toplevel
@@ -69,7 +70,7 @@ def launch(state_dir, placement, placement_token, nodename, nova_token, python=N
         if os.path.exists(f):
             os.unlink(f)
     with open(p["args"], "w") as f:
-        json.dump({"placement": placement, "placement_token": placement_token, "nodename": nodename,
+        json.dump({"placement": placement, "placement_token": placement_token, "nodenames": list(nodenames),
                    "nova_token": nova_token, "sock": p["sock"], "ready": p["ready"]}, f)
     python = python or servicelib.service_bin("nova", "python")
     with open(p["log"], "ab") as out:
@@ -241,7 +242,9 @@ def _test_case():
                    "events": list(self.events)}
             if server["status"] == "ACTIVE":
                 # the domain as Nova's libvirt driver defined it in (fake) libvirt
-                conn = self.computes[ARGS["nodename"]].driver._host.get_connection()
+                host = server["OS-EXT-SRV-ATTR:host"]
+                out["host"] = host
+                conn = self.computes[host].driver._host.get_connection()
                 xml = conn.lookupByUUIDString(server["id"]).XMLDesc(0)
                 for addr in ET.fromstring(xml).findall("./devices/hostdev/source/address"):
                     out["hostdevs"].append("%04x:%02x:%02x.%x" % tuple(
@@ -249,12 +252,13 @@ def _test_case():
             return out
 
         def test_serve(self):
-            self.start_compute(hostname=ARGS["nodename"],
-                               pci_info=fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0))
+            for nodename in ARGS["nodenames"]:
+                self.start_compute(hostname=nodename,
+                                   pci_info=fakelibvirt.HostPCIDevicesInfo(num_pci=0, num_pfs=0, num_vfs=0))
             self.api.microversion = "latest"       # networks "none" (2.37+)
             nova_api = self._serve_api()
-            ready = {"nova_api": nova_api, "compute_rp": self.compute_rp_uuids[ARGS["nodename"]],
-                     "nodename": ARGS["nodename"]}
+            ready = {"nova_api": nova_api,
+                     "compute_rps": dict((n, self.compute_rp_uuids[n]) for n in ARGS["nodenames"])}
             listener = eventlet.listen(ARGS["sock"], family=socket.AF_UNIX)
             self.addCleanup(listener.close)
             with open(ARGS["ready"] + ".tmp", "w") as f:
@@ -323,7 +327,8 @@ def main(argv):
     s.add_argument("state_dir")
     s.add_argument("--placement", required=True)
     s.add_argument("--placement-token", default="admin")
-    s.add_argument("--nodename", required=True, help="Nova's compute host and node (its provider's name)")
+    s.add_argument("--nodename", required=True, action="append",
+                   help="a compute host and node of Nova's (its provider's name); one compute each")
     s.add_argument("--nova-token", required=True, help="the token Cyborg sends to Nova's API")
     s.add_argument("--python", help="the Python of .venv-nova")
     b = sub.add_parser("boot")

@@ -81,7 +81,7 @@ class Nova(object):
 
     def __init__(self, state, placement):
         self.state = state
-        nova_cyborg.launch(state, placement.endpoint, placement.token, NODENAME, NOVA_TOKEN, python=NOVA_PYTHON)
+        nova_cyborg.launch(state, placement.endpoint, placement.token, [NODENAME], NOVA_TOKEN, python=NOVA_PYTHON)
         self.ready = None
 
     def wait_ready(self):
@@ -168,8 +168,8 @@ def cyborg_arqs(cloud, instance):
 
 def cyborg_providers(cloud):
     p = cloud["placement"]
-    tree = p.get("/resource_providers?in_tree=%s" % cloud["nova"].ready["compute_rp"])["resource_providers"]
-    return dict((x["name"], x) for x in tree if x["uuid"] != cloud["nova"].ready["compute_rp"])
+    tree = p.get("/resource_providers?in_tree=%s" % cloud["nova"].ready["compute_rps"][NODENAME])["resource_providers"]
+    return dict((x["name"], x) for x in tree if x["uuid"] != cloud["nova"].ready["compute_rps"][NODENAME])
 
 
 def profile(cloud):
@@ -218,7 +218,7 @@ def test_the_profile_boots_on_the_card_the_collection_programmed(cloud):
     # the allocation Nova's scheduler wrote is on Cyborg's provider for that card (and the compute node)
     allocations = cloud["placement"].get("/allocations/%s" % got["server"])["allocations"]
     assert allocations[wanted["uuid"]]["resources"] == {"FPGA": 1}, (allocations, providers)
-    assert sorted(allocations) == sorted([wanted["uuid"], cloud["nova"].ready["compute_rp"]]), allocations
+    assert sorted(allocations) == sorted([wanted["uuid"], cloud["nova"].ready["compute_rps"][NODENAME]]), allocations
     # Nova's conductor created the ARQ from the profile and bound it to that provider on this host
     arqs = cyborg_arqs(cloud, got["server"])
     assert [(a["state"], a["device_rp_uuid"], a["hostname"], a["attach_handle_type"]) for a in arqs] == [

@@ -111,8 +111,9 @@ def request(state_dir, msg, timeout=240.0):
             data += chunk
     finally:
         s.close()
-    return json.loads(data) if data.strip() else {"error": "Nova closed the connection (log %s)"
-                                                   % _paths(state_dir)["log"]}
+    if not data.strip():
+        return {"error": "Nova closed the connection (log %s)" % _paths(state_dir)["log"]}
+    return json.loads(data)
 
 
 def stop(state_dir):

@@ -15,6 +15,7 @@ Placement, its conductor creates and binds the ARQ in Cyborg, Cyborg tells Nova'
 compute reads the bound ARQ and its libvirt driver writes the guest XML with the hostdev.
 
 Needs root, /dev/fuse and unshare (CI runs as root), .venv-nova, .venv-cyborg and .venv-services."""
+import hashlib
 import json
 import os
 import shutil
@@ -122,21 +123,24 @@ def cloud(placement):
     root = os.path.join(state, "host")
     os.makedirs(root)
     fuse = accelsim.mount(lab, root, state_dir=os.path.join(state, "sim"))
-    # Nova starts (most of the time here) while the collection programs the cards
-    nova = Nova(state, placement)
+    nova = None
     try:
+        # Nova starts (most of the time here) while the collection programs the cards
+        nova = Nova(state, placement)
         found = run_module("accelerator_info", {"root": root, "families": ["fpga"]})
         for addr, (afu, _name) in sorted(CARDS.items()):
             region = [a for a in found["accelerators"] if a["address"] == addr][0]["fpga"]["regions"][0]
             gbs = os.path.join(state, afu + ".gbs")
             accelsim.make_gbs(gbs, region["interface_id"], afu)
             with open(gbs, "rb") as f:
-                import hashlib
                 sha = hashlib.sha256(f.read()).hexdigest()
             out = run_module("fpga_program", {"root": root, "address": addr, "bitstream": gbs, "sha256": sha,
                                               "function_id": afu})
             assert out["changed"], out
         after = run_module("accelerator_info", {"root": root, "families": ["fpga"]})
+        # each card reads back the function the collection loaded on it
+        assert dict((a["address"], a["function"]["trait"]) for a in after["accelerators"] if a["address"] in CARDS) \
+            == dict((addr, "CUSTOM_FPGA_FUNCTION_ID_INTEL_" + afu.upper()) for addr, (afu, _n) in CARDS.items())
         t_prog = time.time() - t0
         nova.wait_ready()
         t_nova = time.time()
@@ -147,12 +151,12 @@ def cloud(placement):
         yield {"state": state, "root": root, "discovery": after, "nova": nova, "cyborg": cy,
                "placement": placement, "setup_s": time.time() - t0}
     finally:
-        nova.stop()
+        if nova is not None:
+            nova.stop()
         svc_cyborg_agent.stop(state)
         fuse.unmount()
         placement.wipe()
-        keep = os.environ.get("ACCELOPS_KEEP_STATE")
-        if not keep:
+        if not os.environ.get("ACCELOPS_KEEP_STATE"):     # set: keep Nova's and Cyborg's logs to look at
             shutil.rmtree(state, ignore_errors=True)
 
 

@@ -152,9 +152,9 @@ def write_inventory(work, hosts, svc, lab, root="root", name="inventory.yml"):
              "    accelerator_host_fpga_persistent: false",
              "    accelerator_host_functions: %s" % json.dumps(LABS[lab]["functions"]),
              "  hosts:"]
-    for name in hosts:
-        d = os.path.join(work, "hosts", name)
-        lines += ["    %s:" % name,
+    for host in hosts:
+        d = os.path.join(work, "hosts", host)
+        lines += ["    %s:" % host,
                   "      accelerator_host_root: %s" % json.dumps(os.path.join(d, root)),
                   "      accelerator_host_lock_dir: %s" % json.dumps(os.path.join(d, "lock")),
                   "      accelerator_host_persist_root: %s" % json.dumps(os.path.join(d, "persist"))]

@@ -3,17 +3,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Read-only capture of everything the collection's discovery and programming plans read on a host.
 
-Usage: capture-host.py OUTDIR [--keep-ids] [--root /]
+Usage: capture-host.py OUTDIR [--keep-ids] [--root /]   (writes OUTDIR/capture.json)
 
 It never writes to sysfs, never changes a device or GPU setting, and runs only read-only vendor tool
 listings. The capture is a folder:
 
-- ``capture.json``: format version, what was captured, every command with its argv, exit status and the names
-  of its stdout/stderr files, every symbolic link met under the captured sysfs paths and its target, every folder
-  met (``dirs``: an empty one matters to discovery), the /dev listings;
-- ``files/<absolute path, with "%" and ":" written %25 and %3A>``: copies of small regular files (sysfs attributes,
-  /proc/driver, module parameters);
-- ``commands/<name>.stdout`` and ``.stderr``: what each tool printed, each stream apart.
+- ``capture.json``, one file (paths hold colons, which no file name in a collection may): format version, every
+  command with its argv, exit status, stdout and stderr apart; every small regular file read (sysfs attributes,
+  /proc/driver, module parameters) with its text; every symbolic link met under the captured paths and its
+  target; every folder met (``dirs``: an empty one matters to discovery); where each tool the collection uses is
+  (``tools``); what could not be read and why; the /dev entries listed (never read).
 
 GPU UUIDs, serial numbers, MAC addresses and the host name are replaced by stable placeholders unless
 ``--keep-ids`` is given, so a capture can be shared in a pull request.
@@ -34,9 +33,7 @@ import subprocess
 import sys
 import time
 
-# 2: files are stored under names with "%" and ":" escaped (%25, %3A), which every file system and ansible-test's
-# file name rules accept; 1 stored them under their own names.
-FORMAT = 2
+FORMAT = 1
 MAX_FILE = 64 * 1024
 READ_TIMEOUT = 2.0
 TOOL_TIMEOUT = 60
@@ -109,18 +106,13 @@ PRIVATE_FILES = ("serial_number", "hostname")
 ROOT_TOOL_DIRS = ("/usr/bin", "/usr/sbin", "/bin", "/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/lib/nvidia")
 
 
-def stored_name(path):
-    """Where the copy of the host file ``path`` is kept under ``files/`` (format 2: ``%`` and ``:`` escaped)."""
-    return path.lstrip("/").replace("%", "%25").replace(":", "%3A")
-
-
 class Capture(object):
     def __init__(self, out, root="/", keep_ids=False):
         self.out = out
         self.root = root
         self.keep_ids = keep_ids
         self.links = {}
-        self.files = []
+        self.files = {}
         self.skipped = {}
         self.commands = []
         self.subst = {}
@@ -217,11 +209,7 @@ class Capture(object):
             return
         if not self.keep_ids and name in PRIVATE_FILES:
             text = self.private(name, text.strip()) + "\n"
-        dest = os.path.join(self.out, "files", stored_name(path))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(dest, "w") as f:
-            f.write(self.scrub(text))
-        self.files.append(path)
+        self.files[path] = self.scrub(text)
 
     def walk(self, path, depth):
         """Files of one folder and, to ``depth`` levels, its subfolders; links recorded, not followed."""
@@ -362,8 +350,8 @@ class Capture(object):
         entry = [c for c in self.commands if c["name"] == "smi-query-mig"]
         if not entry or entry[0].get("rc") != 0:
             return []
-        with open(os.path.join(self.out, "commands", entry[0]["stdout"])) as f:
-            return sorted({line.split(",")[0].strip() for line in f if line.split(",")[0].strip().isdigit()}, key=int)
+        lines = entry[0]["stdout"].splitlines()
+        return sorted({line.split(",")[0].strip() for line in lines if line.split(",")[0].strip().isdigit()}, key=int)
 
     def sriov_netdevs(self):
         """The network interfaces of SR-IOV PFs (what sriov_vfs asks ``ip`` about)."""
@@ -378,7 +366,6 @@ class Capture(object):
         return out
 
     def tools(self):
-        os.makedirs(os.path.join(self.out, "commands"), exist_ok=True)
         self.tool_paths = dict((t, self.which(t)) for t in TOOLS_LOOKED_UP)
         for name, argv in TOOLS:
             self.run(name, argv)
@@ -405,10 +392,7 @@ class Capture(object):
                 out, err = e.stdout or b"", e.stderr or b""
             entry["seconds"] = round(time.monotonic() - start, 3)
             for stream, data in (("stdout", out), ("stderr", err)):
-                fname = "%s.%s" % (name, stream)
-                with open(os.path.join(self.out, "commands", fname), "w") as f:
-                    f.write(self.scrub(data.decode("utf-8", "replace")))
-                entry[stream] = fname
+                entry[stream] = self.scrub(data.decode("utf-8", "replace"))
         self.commands.append(entry)
 
     def write(self):
@@ -418,7 +402,7 @@ class Capture(object):
             "anonymised": not self.keep_ids,
             "commands": self.commands,
             "links": dict(sorted(self.links.items())),
-            "files": sorted(self.files),
+            "files": dict(sorted(self.files.items())),
             "unreadable": dict(sorted(self.skipped.items())),
             "dev": getattr(self, "dev_listings", {}),
             "dirs": sorted(self.dirs),

@@ -122,6 +122,7 @@ class Cyborg(object):
         d = os.path.join(state_dir, self.name)
         os.makedirs(os.path.join(d, "locks"), exist_ok=True)
         python = cyborg_bin("python")
+        nova_python = os.path.join(servicelib.service_venv("nova"), "bin", "python")
         port = servicelib.free_port()
         conf = write_config(d, port, placement_endpoint)
         log = os.path.join(d, "cyborg.log")
@@ -142,6 +143,8 @@ class Cyborg(object):
             "cyborg_log": log,
             # what svc_cyborg_agent.py (a Cyborg with its agent, on a simulated host) runs under
             "cyborg_python": python,
+            # what nova_cyborg.py (Nova's functional harness, which that Cyborg serves) runs under, if built
+            "nova_python": nova_python if os.access(nova_python, os.X_OK) else None,
         }
 
     def stop(self, state_dir):

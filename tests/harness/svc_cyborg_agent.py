@@ -32,8 +32,9 @@ Why it looks like this:
 - The agent does not program anything here and has no Glance: the collection programs the card.
 - Binding an ARQ ends with Cyborg telling Nova (``POST /os-server-external-events``, event
   ``accelerator-request-bound``); without an answer the bind API fails with HTTP 500 after the bind is stored.
-  Nova is not part of this harness: ``[nova]`` points at a recorder in the same process that answers as Nova's
-  API does when every event is accepted (HTTP 200, each event with ``code`` 200) and appends what Cyborg sent to
+  Given a Nova API (``--nova``: nova_cyborg.py serves Nova's on a local port), ``[nova]`` points there.
+  Otherwise ``[nova]`` points at a recorder in the same process that answers as Nova's API does when every
+  event is accepted (HTTP 200, each event with ``code`` 200) and appends what Cyborg sent to
   ``STATE_DIR/cyborg-agent/nova-events.jsonl``, so a test can check what Nova would have been told.
 """
 
@@ -74,8 +75,9 @@ def wait_for_report(state_dir, after, timeout=30.0):
 
 
 def start(state_dir, placement, sys_root, hostname, root_provider, python=None, drivers="intel_fpga_driver",
-          interval=1.0):
-    """Start Cyborg (API, conductor, agent) in private mount/UTS namespaces; return its variables."""
+          interval=1.0, nova=None, nova_token="admin"):
+    """Start Cyborg (API, conductor, agent) in private mount/UTS namespaces; return its variables. ``nova``: the
+    endpoint of a Nova API that Cyborg tells of bound ARQs (with ``nova_token``); without it, the recorder."""
     if os.geteuid() != 0:
         raise servicelib.HarnessError("the Cyborg agent on a simulated host needs root (unshare --mount --uts)")
     if not os.path.isdir(os.path.join(sys_root, "bus", "pci", "devices")):
@@ -86,7 +88,7 @@ def start(state_dir, placement, sys_root, hostname, root_provider, python=None, 
     python = python or svc_cyborg.cyborg_bin("python")
     port = servicelib.free_port()
     conf = svc_cyborg.write_config(d, port, placement)
-    nova_port = servicelib.free_port()
+    nova_port = None if nova else servicelib.free_port()
     with open(conf, "a") as f:
         f.write("""
 [agent]
@@ -96,9 +98,10 @@ resource_provider_startup_retries = 0
 
 [nova]
 auth_type = admin_token
-endpoint = http://127.0.0.1:{nova_port}
-token = admin
-""".format(drivers=drivers, root=root_provider, nova_port=nova_port))
+endpoint = {nova}
+token = {nova_token}
+""".format(drivers=drivers, root=root_provider, nova=nova or "http://127.0.0.1:%d" % nova_port,
+           nova_token=nova_token))
     run = {"sys": os.path.abspath(sys_root), "hostname": hostname, "interval": float(interval),
            "reports": os.path.join(d, "reports.jsonl"),
            "nova_port": nova_port, "nova_events": os.path.join(d, "nova-events.jsonl"),
@@ -191,7 +194,7 @@ def _agent(run):
         from cyborg.common import constants, rpc
         from cyborg.objects import base as objects_base
 
-        recorder = _nova_events_recorder(run)
+        recorder = _nova_events_recorder(run) if run["nova_port"] else None
         agent = agent_manager.AgentManager(constants.AGENT_TOPIC, conf.host)
         server = rpc.get_server(messaging.Target(topic=constants.AGENT_TOPIC, server=conf.host), [agent],
                                 objects_base.CyborgObjectSerializer())
@@ -221,7 +224,8 @@ def _agent(run):
             t.join(10)
             server.stop()
             server.wait()
-            recorder.close()
+            if recorder is not None:
+                recorder.close()
         return stop_agent
     return start_agent
 
@@ -253,6 +257,8 @@ def main(argv):
     s.add_argument("--python", help="the Python of .venv-cyborg")
     s.add_argument("--drivers", default="intel_fpga_driver", help="[agent] enabled_drivers")
     s.add_argument("--interval", type=float, default=1.0, help="seconds between the agent's reports")
+    s.add_argument("--nova", help="a Nova API (its /v2.1 endpoint) that Cyborg tells of bound ARQs; default: the recorder")
+    s.add_argument("--nova-token", default="admin", help="the token Cyborg sends to --nova")
     w = sub.add_parser("wait", help="wait for an agent report that starts after this command does; print it")
     w.add_argument("state_dir")
     w.add_argument("--timeout", type=float, default=30.0)
@@ -263,7 +269,7 @@ def main(argv):
         if a.action == "start":
             t0 = time.time()
             v = start(a.state_dir, a.placement, a.sys, a.hostname, a.root_provider, python=a.python,
-                      drivers=a.drivers, interval=a.interval)
+                      drivers=a.drivers, interval=a.interval, nova=a.nova, nova_token=a.nova_token)
             v["cyborg_agent_start_seconds"] = round(time.time() - t0, 1)
             print(json.dumps(v))
         elif a.action == "wait":

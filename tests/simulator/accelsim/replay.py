@@ -13,7 +13,6 @@ Nothing here knows a device family: what discovery makes of the tree is the coll
 
 import json
 import os
-import shutil
 import sys
 
 MARK = ".accelsim-replay"          # under the root: the capture's own files and what the replay saw
@@ -35,8 +34,9 @@ def load(capture_dir):
             doc = json.load(f)
     except (IOError, OSError, ValueError) as e:
         raise ReplayError("%s: not a capture (%s)" % (capture_dir, e))
-    if doc.get("format") not in (1, 2):
-        raise ReplayError("%s: capture format %r; this replay reads formats 1 and 2" % (capture_dir, doc.get("format")))
+    if doc.get("format") != 1 or not isinstance(doc.get("files"), dict):
+        raise ReplayError("%s: capture format %r; this replay reads format 1 (one capture.json with the file texts and "
+                          "each tool's streams inline)" % (capture_dir, doc.get("format")))
     return doc
 
 
@@ -52,8 +52,7 @@ def _uname_release(capture_dir, doc):
     """The kernel release from the captured ``uname -srvm`` (its second word), or None."""
     for c in doc.get("commands") or []:
         if c.get("argv", [None])[0] == "uname" and c.get("rc") == 0 and c.get("stdout"):
-            with open(os.path.join(capture_dir, "commands", c["stdout"]), encoding="utf-8") as f:
-                words = f.read().split()
+            words = c["stdout"].split()
             return words[1] if len(words) > 1 else None
     return None
 
@@ -70,11 +69,11 @@ def build(capture_dir, dest):
     os.makedirs(root, exist_ok=True)
     for path in doc.get("dirs") or []:
         os.makedirs(_under(root, path), exist_ok=True)
-    for path in doc.get("files") or []:
+    for path, text in sorted(doc["files"].items()):
         target = _under(root, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        stored = path if doc["format"] == 1 else path.replace("%", "%25").replace(":", "%3A")
-        shutil.copyfile(_under(os.path.join(capture_dir, "files"), stored), target)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
     for path, target in sorted((doc.get("links") or {}).items()):
         where = _under(root, path)
         os.makedirs(os.path.dirname(where), exist_ok=True)
@@ -113,9 +112,9 @@ def build(capture_dir, dest):
         os.chmod(where, 0o755)
     mark = os.path.join(root, MARK)
     os.makedirs(mark)
-    shutil.copyfile(os.path.join(capture_dir, "capture.json"), os.path.join(mark, "capture.json"))
-    if os.path.isdir(os.path.join(capture_dir, "commands")):
-        shutil.copytree(os.path.join(capture_dir, "commands"), os.path.join(mark, "commands"))
+    # what the tools answer: the commands alone (the file texts are in the tree)
+    with open(os.path.join(mark, "capture.json"), "w", encoding="utf-8") as f:
+        json.dump({"format": doc["format"], "commands": doc.get("commands") or []}, f)
     return root
 
 
@@ -136,9 +135,7 @@ def run_tool(root, name, args, out=None, err=None):
     for c in doc.get("commands") or []:
         if c.get("found") and c.get("argv") == argv and c.get("rc") is not None:
             for stream, fh in (("stdout", out), ("stderr", err)):
-                if c.get(stream):
-                    with open(os.path.join(mark, "commands", c[stream]), encoding="utf-8") as f:
-                        fh.write(f.read())
+                fh.write(c.get(stream) or "")
             out.flush()
             err.flush()
             return int(c["rc"])

@@ -41,11 +41,12 @@ import unittest
 sys.path[:] = [x for x in sys.path if os.path.abspath(x or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 SETUP = {}
+ANSWERS = []      # the stdout the answers go to; anything else that writes to stdout (Nova's log) goes to stderr
 
 
 def _answer(obj):
-    sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
-    sys.stdout.flush()
+    ANSWERS[0].write(json.dumps(obj, sort_keys=True) + "\n")
+    ANSWERS[0].flush()
 
 
 def _request():
@@ -209,6 +210,8 @@ def _test_case():
 
 
 def main():
+    ANSWERS.append(os.fdopen(os.dup(1), "w"))
+    os.dup2(2, 1)
     line = sys.stdin.readline()
     SETUP.update(json.loads(line))
     # Nova's harness finds api-paste.ini under $state_path/etc/nova: the wheel installs it in the venv's etc/

@@ -53,7 +53,8 @@ def need_nova():
 
 
 def ini_flags(*texts):
-    """{group: {option: value}} of rendered INI files, a repeated option (device_spec, alias) as a list."""
+    """{group: {option: value}} of rendered INI files, a repeated option (device_spec, alias) as a list; an alias
+    in both the compute's file and nova-api's counts once, as it is one alias."""
     out = {}
     for text in texts:
         group = None
@@ -67,7 +68,9 @@ def ini_flags(*texts):
             key, value = (x.strip() for x in line.split("=", 1))
             opts = out.setdefault(group, {})
             if key in ("device_spec", "alias"):
-                opts.setdefault(key, []).append(value)
+                have = opts.setdefault(key, [])
+                if value not in have:
+                    have.append(value)
             else:
                 opts[key] = value
     return out
@@ -84,6 +87,13 @@ class Session(object):
         self.hello = self.ask(setup)
 
     def ask(self, req):
+        import time; t = time.time()
+        try:
+            return self._ask(req)
+        finally:
+            sys.stderr.write("ASK %s %.1f\n" % (req.get("op", "setup"), time.time() - t))
+
+    def _ask(self, req):
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
@@ -196,3 +206,45 @@ def test_a_vgpu_flavor_with_the_function_trait_boots_on_the_gpu_that_carries_it(
         (mdev,) = ans["mdevs"]
         assert mdev["parent"] == "pci_" + parent.replace(":", "_").replace(".", "_"), ans
         assert any(mdev["uuid"] in h and "type=\"mdev\"" in h for h in ans["hostdevs"]), ans["hostdevs"]
+
+
+# ------------------------------------------------------------------------------------------------ PCI
+
+def pci_host(case, root):
+    """(discovery, declaration, rendered, the fake libvirt's devices, PF addresses) of a test_nova_oracle case."""
+    from test_nova_oracle import CASES, fake_libvirt_devices  # pylint: disable=import-outside-toplevel
+    lab, prepare, functions = CASES[case]
+    h = accelsim.render_tree(lab, root)
+    if prepare:
+        prepare(h)
+    disc = discover(Sysfs(root=root))
+    rendered = nc.render(functions, disc, {"host": NODE})
+    assert rendered["problems"] == []
+    expected = [p for p in nc.nova_expected_providers(functions, disc, {"host": NODE}, NODE) if p["kind"] == "pci"]
+    pfs = [r["address"] for r in disc["accelerators"] if (r.get("sriov") or {}).get("totalvfs")]
+    return disc, functions, rendered, fake_libvirt_devices(expected, disc), pfs, expected
+
+
+def test_a_pci_flavor_finds_no_host_without_the_function_trait_in_the_device_spec(session, tmp_path):
+    """The X710 VFs: the same nova.conf with the device_spec's ``traits`` tag left out gives NoValidHost for the
+    alias (which asks for the function trait); with the tag as rendered (nova-compute restarted) the server boots
+    on Nova's provider of the PF, which carries the trait."""
+    disc, _functions, rendered, devices, pfs, expected = pci_host("nic-sriov", str(tmp_path / "host"))
+    flags = ini_flags(rendered["nova_conf"], rendered["alias_conf"])
+    assert flags["filter_scheduler"]["pci_in_placement"] == "True"
+    bare = copy.deepcopy(flags)
+    specs = [json.loads(s) for s in bare["pci"]["device_spec"]]
+    assert all(s.pop("traits") for s in specs)
+    bare["pci"]["device_spec"] = [json.dumps(s) for s in specs]
+    s = session({"kind": "pci", "nodename": NODE, "devices": devices, "pfs": pfs, "flags": bare})
+    alias = rendered["aliases"][0]["name"]
+    flavor = {"pci_passthrough:alias": "%s:1" % alias}
+    no_valid_host(s.ask({"op": "boot", "extra_spec": flavor}))
+
+    s.ask({"op": "flags", "flags": {"pci": {"device_spec": flags["pci"]["device_spec"]}}})
+    s.ask({"op": "restart"})
+    ans = s.ask({"op": "boot", "extra_spec": flavor})
+    assert ans["status"] == "ACTIVE", ans
+    (alloc,) = [a for a in ans["allocations"] if a["name"] != NODE]
+    assert alloc["name"] == expected[0]["name"] and _naming.function_trait(alias) in alloc["traits"], ans
+    assert len(ans["hostdevs"]) == 1, ans["hostdevs"]

@@ -87,13 +87,6 @@ class Session(object):
         self.hello = self.ask(setup)
 
     def ask(self, req):
-        import time; t = time.time()
-        try:
-            return self._ask(req)
-        finally:
-            sys.stderr.write("ASK %s %.1f\n" % (req.get("op", "setup"), time.time() - t))
-
-    def _ask(self, req):
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
@@ -248,3 +241,63 @@ def test_a_pci_flavor_finds_no_host_without_the_function_trait_in_the_device_spe
     (alloc,) = [a for a in ans["allocations"] if a["name"] != NODE]
     assert alloc["name"] == expected[0]["name"] and _naming.function_trait(alias) in alloc["traits"], ans
     assert len(ans["hostdevs"]) == 1, ans["hostdevs"]
+
+
+# ------------------------------------------------------------------------------------------------ one-time use
+
+def test_a_one_time_use_device_is_given_out_again_only_after_the_collection_reset_it(session, tmp_path, capsys):
+    """The MI300X passed through whole, declared one-time-use: Nova reserves its provider once the server that had
+    it is gone; the collection lists it, a reset that fails (the kernel offers no reset for it) keeps it reserved
+    and the next boot finds no host; once the reset succeeds and is verified the collection releases it and the
+    next server boots on it."""
+    from ansible_collections.accelops.lifecycle.plugins.modules import one_time_use_reset as reset_mod  # noqa: E501  pylint: disable=import-outside-toplevel
+    from ansible_collections.accelops.lifecycle.plugins.modules import placement_one_time_use as otu_mod  # noqa: E501  pylint: disable=import-outside-toplevel
+    root = str(tmp_path / "host")
+    functions = [{"name": "mi300x", "match": {"address": "0000:83:00.0"}, "passthrough": {}}]
+    accelsim.render_tree("gpu-amd-instinct", root)
+    disc = discover(Sysfs(root=root))
+    options = {"host": NODE, "one_time_use": ["mi300x"]}
+    rendered = nc.render(functions, disc, options)
+    assert rendered["problems"] == []
+    (expected,) = nc.nova_expected_providers(functions, disc, options, NODE)
+    assert "HW_PCI_ONE_TIME_USE" in expected["traits"]
+    from test_nova_oracle import fake_libvirt_devices  # pylint: disable=import-outside-toplevel
+    s = session({"kind": "pci", "nodename": NODE, "devices": fake_libvirt_devices([expected], disc),
+                 "pfs": [r["address"] for r in disc["accelerators"] if (r.get("sriov") or {}).get("totalvfs")],
+                 "flags": ini_flags(rendered["nova_conf"], rendered["alias_conf"])})
+    flavor = {"pci_passthrough:alias": "mi300x:1"}
+    addr = expected["address"]
+
+    def otu(**args):
+        r = run_module(otu_mod, dict({"cloud": s.cloud(), "host": NODE}, **args), capsys)
+        assert not r.get("failed"), r
+        return r
+
+    def reset():
+        r = run_module(reset_mod, {"root": root, "devices": otu()["to_reset"], "functions": functions}, capsys)
+        assert not r.get("failed"), r
+        return r
+
+    first = s.ask({"op": "boot", "extra_spec": flavor})
+    assert first["status"] == "ACTIVE", first
+    assert [a["name"] for a in first["allocations"] if a["name"] != NODE] == [expected["name"]]
+    assert otu()["to_reset"] == []           # allocated: in use, not waiting for a reset
+    s.ask({"op": "delete", "id": first["id"]})
+    assert otu()["to_reset"] == [addr]       # Nova left it reserved
+
+    # the reset fails (this host's kernel offers no reset method for it): it stays out
+    r = reset()
+    assert r["reset"] == [] and [k["address"] for k in r["kept"]] == [addr], r
+    assert "no reset" in r["kept"][0]["reason"], r
+    assert otu(release=r["reset"])["released"] == []
+    no_valid_host(s.ask({"op": "boot", "extra_spec": flavor}))
+
+    # the kernel offers a reset (its sysfs reset attribute): reset, verified, released, given out again
+    with open(os.path.join(root, "sys/bus/pci/devices", addr, "reset"), "w"):
+        pass
+    r = reset()
+    assert r["reset"] == [addr] and r["kept"] == [], r
+    assert otu(release=r["reset"])["released"] == [addr]
+    again = s.ask({"op": "boot", "extra_spec": flavor})
+    assert again["status"] == "ACTIVE", again
+    assert [a["name"] for a in again["allocations"] if a["name"] != NODE] == [expected["name"]]

@@ -14,13 +14,13 @@ module: one_time_use_reset
 short_description: Reset one-time-use devices for their next tenant, and verify them
 version_added: 0.1.0
 description:
-  - The host half of Nova's one-time-use PCI devices (C(device_spec) tag C(one_time_use), Nova 34): after an
+  - The host half of Nova's one-time-use PCI devices (C(device_spec) tag C(one_time_use), Nova 34). After an
     instance had such a device, Nova leaves its provider reserved and never releases it. This module resets each
     device given, as its family resets a device for the next tenant, and verifies it; the controller module
     M(accelops.lifecycle.placement_one_time_use) then releases only the devices listed in RV(reset). The playbook
     C(accelops.lifecycle.reset_one_time_use) runs both.
   - What a reset is belongs to the device's family. GPUs, NIC and QAT devices get the kernel's reset of the function
-    (sysfs C(reset): a function-level reset or the method the kernel chose), then the ids and the driver are read
+    (sysfs C(reset), a function-level reset or the method the kernel chose), then the ids and the driver are read
     back. An FPGA gets its declared function loaded again (M(accelops.lifecycle.fpga_program) with C(force)) and
     read back. A device whose family or kernel offers no reset is refused, saying so.
   - Each device is decided on its own. One that is not on the host, is in use (a running libvirt domain or a process

@@ -53,7 +53,8 @@ options:
     default: {}
   one_time_use:
     description:
-      - Declared functions whose devices are one-time-use (Nova 34's C(device_spec) tag C(one_time_use)). After an instance had one, Nova keeps its provider reserved until it is reset and released (playbook
+      - Declared functions whose devices are one-time-use (Nova 34's C(device_spec) tag C(one_time_use)). After an
+        instance had one, Nova keeps its provider reserved until it is reset and released (playbook
         C(accelops.lifecycle.reset_one_time_use)). Whole devices only; needs O(report_in_placement).
     type: list
     elements: str

@@ -45,7 +45,7 @@ options:
   devices:
     description:
       - PCI addresses of the devices to reset (V(0000:83:00.0), or V(83:00.0) for domain 0), as
-        M(accelops.lifecycle.placement_one_time_use) lists them in its RV(accelops.lifecycle.placement_one_time_use#module:to_reset).
+        M(accelops.lifecycle.placement_one_time_use) lists them in its C(to_reset).
     type: list
     elements: str
     required: true

@@ -47,7 +47,7 @@ options:
     type: str
   release:
     description: PCI addresses of the devices to release (V(0000:83:00.0)), those that
-      M(accelops.lifecycle.one_time_use_reset) lists in its RV(accelops.lifecycle.one_time_use_reset#module:reset).
+      M(accelops.lifecycle.one_time_use_reset) lists in its C(reset).
     type: list
     elements: str
     default: []

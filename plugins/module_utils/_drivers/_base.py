@@ -20,6 +20,7 @@ import os
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
@@ -211,7 +212,6 @@ class Driver(object):
         and is bound to the same driver. Refused, saying so, where the kernel offers no reset (no ``reset``
         attribute: it found no reset method for the device). A family whose reset is something else overrides
         this (FPGA: load the declared function again); one that has none raises :class:`Refusal`."""
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal  # pylint: disable=import-outside-toplevel
         addr = record["address"]
         base = "/sys/bus/pci/devices/%s" % addr
         if not sysfs.exists(base + "/reset"):
@@ -224,14 +224,14 @@ class Driver(object):
             sysfs.write(base + "/reset", "1")
             got = (sysfs.read_optional(base + "/vendor"), sysfs.read_optional(base + "/device"))
             if got != want:
-                raise Refusal("%s: after the reset it answers as %s:%s, not %s:%s" % (addr, got[0], got[1], want[0],
-                                                                                    want[1]))
+                raise Refusal("%s: after the reset it answers as %s:%s, not %s:%s"
+                              % (addr, got[0], got[1], want[0], want[1]))
             now = sysfs.link_name(base + "/driver")
             if now != driver:
-                raise Refusal("%s: after the reset it is bound to %s, not %s" % (addr, now or "no driver",
-                                                                                driver or "no driver"))
-            return "reset by the kernel (%s/reset), answers as %s:%s, bound to %s" % (base, want[0], want[1],
-                                                                                   driver or "no driver")
+                raise Refusal("%s: after the reset it is bound to %s, not %s"
+                              % (addr, now or "no driver", driver or "no driver"))
+            return "reset by the kernel (%s/reset), answers as %s:%s, bound to %s" % (
+                base, want[0], want[1], driver or "no driver")
         return ReuseReset("the kernel's function reset (%s/reset), then the ids and driver read back" % base, run)
 
     # -- programming interface (implemented by the programming work) ------------------------------

@@ -39,7 +39,7 @@ def _run_program(host, address, program_ref):
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _converge, _hostmodule  # pylint: disable=import-outside-toplevel
     kind, args = program_ref
     program, params = _converge.card_params({"kind": kind, "module_args": args},
-                                            {"root": host.params["root"], "tool_timeout": host.params["tool_timeout"]})
+                                            {"root": host.params["root"], "fpga_timeout": host.params["tool_timeout"]})
     card_host = _hostmodule.Host(host.module, program.name, params=params, sysfs=host.sysfs)
     try:
         msg = _hostmodule.run(card_host, program.plan)
@@ -49,7 +49,7 @@ def _run_program(host, address, program_ref):
     if msg is not None:
         raise Refusal("%s: %s" % (address, msg))
     after = card_host.result.get("after") or {}
-    return "%s read back function %s" % (program.name, after.get("id") or after)
+    return "%s loaded it again, read back function %s" % (program.name, after.get("function"))
 
 
 def plan_reset(host):
@@ -93,7 +93,6 @@ def plan_reset(host):
     def finish(host):
         if host.check_mode:
             out["reset"] = [d["address"] for d in out["devices"]]
-        out["changed"] = bool(out["reset"]) and not host.check_mode
     return Job(plan, finish=finish)
 
 
@@ -104,10 +103,10 @@ def _step(host, addr, how):
             seen = _run_program(host, addr, how.program) if how.program else how.run()
         except REFUSALS as e:
             host.result["kept"].append({"address": addr, "reason": "reset or verification failed: %s" % e})
-            host.auditor.lines.append("one_time_use_reset %s: failed: %s" % (addr, e))
+            host.auditor.record("reset for the next tenant failed", addr, new=str(e))
             return
         host.result["reset"].append(addr)
-        host.auditor.lines.append("one_time_use_reset %s: %s" % (addr, seen))
+        host.auditor.record("reset for the next tenant", addr, new=seen)
     return action
 
 

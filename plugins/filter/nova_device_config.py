@@ -51,6 +51,14 @@ options:
         C(device_spec) carries C(physical_network) and gets no alias.
     type: dict
     default: {}
+  one_time_use:
+    description:
+      - Declared functions whose devices are one-time-use (Nova 34's C(device_spec) tag C(one_time_use)). After an
+        instance had one, Nova keeps its provider reserved until it is reset and released (playbook
+        C(accelops.lifecycle.reset_one_time_use)). Whole devices only; needs O(report_in_placement).
+    type: list
+    elements: str
+    default: []
   host:
     description: Host name written in the files' header (default the discovered host name).
     type: str
@@ -127,9 +135,9 @@ _novaconf = lazy("_novaconf")
 
 
 def nova_device_config(discovery, functions, report_in_placement=True, cyborg_families=None,
-                       physical_networks=None, host=None):
+                       physical_networks=None, host=None, one_time_use=None):
     options = {"report_in_placement": report_in_placement, "cyborg_families": cyborg_families or [],
-               "physical_networks": physical_networks or {}, "host": host}
+               "physical_networks": physical_networks or {}, "host": host, "one_time_use": one_time_use or []}
     try:
         return _novaconf.render(functions, discovery, options)
     except (DeclarationError, _novaconf.NovaConfigError) as e:

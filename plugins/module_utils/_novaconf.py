@@ -22,6 +22,10 @@ says (``nova_spec`` of the kind in its family's file: which devices, their ids, 
   its address and ids; an alias of type-PF for SR-IOV capable cards (Nova requires it to hand over a PF whole),
   else type-PCI. A card whose function sits on its VFs (the family's ``function_carriers``: an Intel FPGA whose
   port was given to its VF) gets one ``device_spec`` per such VF, with the VF's ids, and a type-VF alias.
+- **One-time-use devices** (the ``one_time_use`` option names functions): their ``device_spec`` gets Nova's
+  ``one_time_use`` tag (Nova 34: after an instance had the device, Nova leaves its provider reserved until someone
+  else resets and releases it: the ``placement_one_time_use`` and ``one_time_use_reset`` modules). Nova takes it
+  only on whole devices (type-PCI, type-PF) and only with ``[pci] report_in_placement``.
 - **Cyborg**: functions of the families given in ``cyborg_families`` are left to Cyborg; their drivers go to
   cyborg.conf ``[agent] enabled_drivers``.
 
@@ -46,7 +50,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import r
 MARKER = "# accelops.lifecycle nova_compute_config: rendered from accelerator_host_functions"
 MDEV_CLASS_RE = re.compile(r"^(VGPU|CUSTOM_[A-Z0-9_]+)$")
 DEVICE_SPEC_KEYS = ("vendor_id", "product_id", "address", "physical_network", "trusted", "remote_managed",
-                    "resource_class", "traits", "managed", "live_migratable")
+                    "resource_class", "traits", "managed", "live_migratable", "one_time_use")
 ALIAS_KEYS = ("name", "vendor_id", "product_id", "device_type", "numa_policy", "resource_class", "traits",
               "live_migratable")
 # the families Cyborg has a driver for (the families' cyborg_driver_name)
@@ -63,11 +67,12 @@ def _options(options):
         "report_in_placement": opts.pop("report_in_placement", True),
         "cyborg_families": opts.pop("cyborg_families", None) or [],
         "physical_networks": opts.pop("physical_networks", None) or {},
+        "one_time_use": opts.pop("one_time_use", None) or [],
         "host": opts.pop("host", None),
     }
     if opts:
         raise NovaConfigError("unknown option(s) %s; accepted: report_in_placement, cyborg_families, "
-                              "physical_networks, host" % ", ".join(sorted(str(k) for k in opts)))
+                              "physical_networks, one_time_use, host" % ", ".join(sorted(str(k) for k in opts)))
     if not isinstance(out["report_in_placement"], bool):
         raise NovaConfigError("report_in_placement: must be true or false, got %r" % (out["report_in_placement"],))
     fams = out["cyborg_families"]
@@ -81,6 +86,14 @@ def _options(options):
     if not isinstance(nets, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in nets.items()):
         raise NovaConfigError("physical_networks: a mapping of function name to physical network name, got %r"
                               % (nets,))
+    otu = out["one_time_use"]
+    if not isinstance(otu, list) or not all(isinstance(x, str) and x for x in otu):
+        raise NovaConfigError("one_time_use: a list of declared function names, got %r" % (otu,))
+    if otu and not out["report_in_placement"]:
+        # Nova refuses the tag without it (nova/pci/devspec.py): the provider's reservation is the whole mechanism
+        raise NovaConfigError("one_time_use: needs report_in_placement true (Nova reserves a one-time-use device "
+                              "in Placement; without PCI in Placement it refuses the device_spec), got %s for %s"
+                              % (out["report_in_placement"], ", ".join(otu)))
     if out["host"] is not None and not isinstance(out["host"], str):
         raise NovaConfigError("host: must be a string, got %r" % (out["host"],))
     return out
@@ -182,6 +195,12 @@ class _Renderer:
         addrs, product = devices["addresses"], devices["product_id"]
         device_type = a["nova"]["device_type"] or devices["device_type"]
         traits = _traits(a)
+        one_time_use = fn in self.opts["one_time_use"]
+        if one_time_use and (physnet or device_type == "type-VF"):
+            self.problems.append("%s: one_time_use needs the device whole (Nova takes the tag on type-PCI and "
+                                 "type-PF devices only), but it is given as %s; no one_time_use tag rendered"
+                                 % (fn, "Neutron SR-IOV ports" if physnet else "VFs (type-VF)"))
+            one_time_use = False
         if not physnet:
             traits += [t for t in self._discovered_function_traits(addrs, devices["vfs_of"]) if t not in traits]
         for addr in addrs:
@@ -194,6 +213,8 @@ class _Renderer:
                     spec["resource_class"] = rc
             if managed is not None:
                 spec["managed"] = "yes" if managed else "no"
+            if one_time_use:
+                spec["one_time_use"] = "true"
             self.specs.append((fn, spec))
         self._note(a, "nova-pci", resource_class=None if physnet else rc, addresses=addrs)
         if physnet or not addrs:
@@ -232,6 +253,10 @@ class _Renderer:
     # -- all ----------------------------------------------------------------------------------------------
 
     def run(self):
+        declared = set(a["function"] for a in self.resolution["assignments"])
+        for fn in self.opts["one_time_use"]:
+            if fn not in declared:
+                self.problems.append("one_time_use: %s is not a function assigned on this host; nothing marked" % fn)
         for a in self.resolution["assignments"]:
             card = self.by_addr.get(a["address"]) or {}
             if a["family"] in self.opts["cyborg_families"]:
@@ -332,6 +357,7 @@ def render(functions, discovery, options=None):
 
 NOVA_PCI_TRAIT = "COMPUTE_MANAGED_PCI_DEVICE"
 NOVA_OWNER_TRAIT = "OWNER_NOVA"
+NOVA_ONE_TIME_USE_TRAIT = "HW_PCI_ONE_TIME_USE"   # Nova adds it to the provider of a one_time_use device
 _NOT_PLACEMENT_CHARS = re.compile(r"[^A-Z0-9_]+")
 
 
@@ -408,7 +434,8 @@ def nova_expected_providers(functions, discovery, options=None, nodename=None):
             dev_type = _nova_dev_type(rec)
             parent = rec["physfn"] if dev_type == "type-VF" else rec["address"]
             traits = sorted(set(_nova_normalize(t) for t in (spec.get("traits") or "").split(",") if t.strip())
-                            | set([NOVA_PCI_TRAIT, NOVA_OWNER_TRAIT]))
+                            | set([NOVA_PCI_TRAIT, NOVA_OWNER_TRAIT])
+                            | set([NOVA_ONE_TIME_USE_TRAIT] if spec.get("one_time_use") == "true" else []))
             rc = (_nova_normalize(spec["resource_class"]) if spec.get("resource_class")
                   else ("CUSTOM_PCI_%s_%s" % (rec["vendor_id"], rec["device_id"])).upper())
             name = nova_pci_provider_name(nodename, parent)

@@ -135,6 +135,9 @@ def sandbox():
                                      "state": "released", "request_retries": 0},
         "placement_aggregate_info": {"cloud": cloud, "aggregates": ["2f1e0a4c-5b6d-4e7f-8a9b-0c1d2e3f4a5b"],
                                      "request_retries": 0},
+        # the simulated kernel offers no reset for the NIC: kept, nothing written
+        "one_time_use_reset": {"root": tree, "devices": [NIC_PF]},
+        "placement_one_time_use": {"cloud": cloud, "host": "h", "request_retries": 0},
     }
     # the connection options themselves are tried without a cloud dict (beside one they are refused as a clash)
     connection = {"auth_type": "admin_token", "auth": {"endpoint": endpoint, "token": "t"}, "api_timeout": 2}

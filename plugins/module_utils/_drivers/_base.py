@@ -20,6 +20,7 @@ import os
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
@@ -203,6 +204,40 @@ class Driver(object):
         and refuses ``managed: yes``; None when the family has no such VFs."""
         return None
 
+    # -- one-time-use devices: what "reset" means before the next tenant gets the device ---------------------
+    def reuse_reset(self, sysfs, record, assignment):
+        """How this family resets a one-time-use device (Nova's ``one_time_use``) before it is given out again: a
+        :class:`ReuseReset`. ``assignment``: the declared function assigned to the device (an assignment of
+        ``_declaration.resolve``), None when none is.
+
+        Default, for families whose function's own reset clears what a tenant left (GPUs, NIC and QAT devices):
+        the kernel's reset of the function through sysfs ``reset`` (a function-level reset, or the method the
+        kernel chose for the device), then the device read back: it answers with the same vendor and device ids
+        and is bound to the same driver. Refused, saying so, where the kernel offers no reset (no ``reset``
+        attribute: it found no reset method for the device). A family whose reset is something else overrides
+        this (FPGA: load the declared function again); one that has none raises :class:`Refusal`."""
+        addr = record["address"]
+        base = "/sys/bus/pci/devices/%s" % addr
+        if not sysfs.exists(base + "/reset"):
+            raise Refusal("%s: the kernel offers no reset for it (no %s/reset: no reset method), so it cannot be "
+                          "cleaned for the next tenant" % (addr, base))
+        want = ("0x" + record.get("vendor_id", ""), "0x" + record.get("device_id", ""))
+        driver = sysfs.link_name(base + "/driver")
+
+        def run():
+            sysfs.write(base + "/reset", "1")
+            got = (sysfs.read_optional(base + "/vendor"), sysfs.read_optional(base + "/device"))
+            if got != want:
+                raise Refusal("%s: after the reset it answers as %s:%s, not %s:%s"
+                              % (addr, got[0], got[1], want[0], want[1]))
+            now = sysfs.link_name(base + "/driver")
+            if now != driver:
+                raise Refusal("%s: after the reset it is bound to %s, not %s"
+                              % (addr, now or "no driver", driver or "no driver"))
+            return "reset by the kernel (%s/reset), answers as %s:%s, bound to %s" % (
+                base, want[0], want[1], driver or "no driver")
+        return ReuseReset("the kernel's function reset (%s/reset), then the ids and driver read back" % base, run)
+
     # -- programming interface (implemented by the programming work) ------------------------------
     def plan(self, record, desired, ctx):
         """Return the ordered list of steps that would turn ``record`` into ``desired``."""
@@ -219,6 +254,18 @@ class Driver(object):
     def release(self, record, unit, ctx):
         """Undo what was created for ``unit`` (remove an mdev, reset a vGPU type, unbind)."""
         raise NotImplementedError("%s: release() is not implemented yet" % self.name)
+
+
+class ReuseReset(object):
+    """A family's reset of one one-time-use device: ``description`` (what it does, for the plan), and either
+    ``run()`` (resets and verifies; returns what it read back, raises ``_plan.Refusal`` saying why it failed) or
+    ``program`` (``(kind name, module arguments)``: the family's programming module does it, its read-back being
+    the verification)."""
+
+    def __init__(self, description, run=None, program=None):
+        self.description = description
+        self.run = run
+        self.program = program
 
 
 # -- declaration kinds -------------------------------------------------------------------------------

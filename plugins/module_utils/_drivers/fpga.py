@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind, ReuseReset
 from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import SHA256_RE, function_id
@@ -121,6 +121,17 @@ class FpgaDriver(Driver):
     def tool_args(self, target, staged_path):
         """The vendor tool's arguments (after its path) that load ``staged_path`` onto ``target``."""
         raise FpgaError("%s: no tool loads bitstreams onto it" % target.name)
+
+    def reuse_reset(self, sysfs, record, assignment):
+        """An FPGA's reset for the next tenant: the declared function loaded again (``fpga_program`` with
+        ``force``) and read back, which replaces whatever the previous tenant left in the region's logic. Refused
+        where no declared ``fpga`` function is assigned to the card."""
+        if not assignment or assignment.get("kind") != FPGA_KIND.name:
+            raise Refusal("%s: an FPGA is reset by loading its declared function again, and no declared fpga "
+                          "function is assigned to it" % record["address"])
+        args = dict(assignment["module_args"], force=True)
+        return ReuseReset("load %s again (%s, force) and read it back" % (assignment["function"], args["bitstream"]),
+                          program=(FPGA_KIND.name, args))
 
     def discovered_function_trait(self, record, function):
         # Cyborg's function-id trait, made valid: CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>

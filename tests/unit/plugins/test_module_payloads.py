@@ -36,7 +36,7 @@ UTILS_DIR = "ansible_collections/accelops/lifecycle/plugins/module_utils/"
 MODULES_DIR = os.path.dirname(os.path.abspath(accelerator_converge.__file__))
 NOT_PROGRAMMING = ("accelerator_info", "device_profile", "device_profile_info", "placement_provider_tree",
                    "placement_provider_info", "placement_provider_drain", "placement_aggregate_info",
-                   "baremetal_node_accelerators")
+                   "baremetal_node_accelerators", "placement_one_time_use")
 _CACHE = {}
 
 
@@ -98,6 +98,7 @@ def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
 @pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
                                             ("nvidia_mig", "_drivers.nvidia_mig"),
                                             ("vgpu", "_drivers.nvidia_vgpu"),
-                                            ("accelerator_converge", "_drivers.nvidia_vgpu")])
+                                            ("accelerator_converge", "_drivers.nvidia_vgpu"),
+                                            ("one_time_use_reset", "_fpga")])
 def test_a_programming_module_ships_its_engine(module, engine):
     assert engine in shipped(module)

@@ -662,7 +662,12 @@ class NvidiaGpuDriver(GpuDriver):
 
 
 # MIG layouts as a declaration and nvidia_mig give them
-PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+[a-z]+)?)$", re.I)
+# a GI profile name with its media-engine suffix, as `nvidia-smi mig -lgip` lists them: ``+me`` (one media engine),
+# ``+me.all`` (all of them), ``-me`` (none), ``+gfx`` (graphics) (NVIDIA MIG User Guide, "Supported MIG Profiles";
+# mig-parted's config-default.yaml uses all four)
+PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+me\.all|\+me|-me|\+gfx)?)$", re.I)
+# the word that asks for no GPU instance at all (an empty value never means "destroy every instance")
+NO_INSTANCES = "none"
 TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
 
 
@@ -672,14 +677,15 @@ def _profile_token(token, option):
     m = PROFILE_RE.match(t)
     if not m:
         raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
-                               "1g.10gb+me)" % (option, token))
+                               "1g.10gb+me, 1g.24gb+me.all, 1g.24gb-me, 1g.24gb+gfx)" % (option, token))
     return m.group(1).lower()
 
 
 def parse_layout(value, option="layout"):
     """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
-    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``[]``/``""``: no
-    instances."""
+    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``none``, ``[]`` or
+    ``{}``: no instances. A blank string (``""``, ``"\\n"``, ``['']``) is refused: a layout that destroys every GPU
+    instance must say so."""
     out = []
     if value is None:
         return None
@@ -687,8 +693,13 @@ def parse_layout(value, option="layout"):
         value = [{"profile": k, "count": v} for k, v in value.items()]
     if isinstance(value, str):
         text = value.strip()
-        # "+" joins terms, except in a profile name's "+me" suffix
-        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
+        if not text:
+            raise ProgrammingError("%s: an empty layout is refused; write %s for no GPU instance (every instance is "
+                                   "destroyed) or terms like \"2 x 3g.40gb + 1 x 1g.10gb\"" % (option, NO_INSTANCES))
+        if text.lower() == NO_INSTANCES:
+            return []
+        # "+" joins terms, except in a profile name's "+me"/"+gfx" suffix
+        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)]
         for term in terms:
             m = TERM_RE.match(term) if term else None
             if not m:

@@ -3,10 +3,13 @@
 - ``-L``; ``--query-gpu=<fields> --format=csv[,noheader][,nounits]`` with ``-i <index|bus id|uuid>``;
 - ``mig -lgip`` / ``mig -lgipp`` (``-i ID``): the GPU instance profiles (free/total counted from the instances
   that exist) and their possible placements, from the card's real table (accelsim/mig_profiles.py, keyed by
-  the PCI device id);
-- ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables, or the
-  real messages ``No MIG-enabled devices found.`` / ``No GPU instances found: Not Found`` / ``No compute
-  instances found: Not Found`` (exit status 6, NVML's NOT_FOUND);
+  the PCI device id), for every MIG-capable GPU, MIG mode enabled or not (a real H200 with MIG disabled lists
+  them, exit 0: tests/captures/nvidia-h200-580.159.04);
+- ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables; with MIG disabled
+  on every selected GPU ``No MIG-enabled devices found.`` on stdout and exit 0 (the real H200 capture); with MIG
+  enabled and nothing to list ``No GPU instances found: Not Found`` / ``No compute instances found: Not Found``
+  on stdout and a non-zero exit (public captures show the messages and a failing status; NVIDIA does not
+  publish the code: the simulator uses 6, NVML's NOT_FOUND);
 - ``mig -cgi <ids or names>[ -C]``, ``mig -cci``, ``mig -dci``, ``mig -dgi`` (``-i ID``, ``-gi ID``, ``-ci ID``)
   and ``-i ID -mig 0|1``: MIG changes, with the real messages (``Successfully created GPU instance ID  2 on GPU
   0 using profile MIG 3g.20gb (ID  9)``, ``Unable to destroy ...: In use by another client``, ``Insufficient
@@ -237,15 +240,18 @@ def mig_main(store, args):
     if rc is not None:
         return rc
     enabled = [(i, b) for i, b in indexed if (_mig(host, b) or {}).get("mode") == "Enabled"]
-    if not enabled:
-        sys.stdout.write("No MIG-enabled devices found.\n")
-        return NOT_FOUND
-    if what in ("gip", "gipp"):
-        lines = _profile_listing(host, [(i, b, _mig(host, b)) for i, b in enabled], what)
+    capable = [(i, b) for i, b in indexed if _mig(host, b) is not None]
+    if what in ("gip", "gipp") and capable:
+        # listed with MIG mode disabled too (a GPU with MIG disabled has all of its profiles free)
+        lines = _profile_listing(host, [(i, b, _mig(host, b) if (i, b) in enabled else {"gpu_instances": []})
+                                        for i, b in capable], what)
         if lines is None:
             return 2
         print("\n".join(lines))
         return 0
+    if not enabled:
+        sys.stdout.write("No MIG-enabled devices found.\n")
+        return 0 if what in ("gi", "ci") else NOT_FOUND
     if what in ("gi", "ci"):
         return _listing(host, enabled, what, gi_filter)
     with store.transaction() as host:
@@ -292,7 +298,7 @@ def _change(host, enabled, what, profiles_arg, default_ci, gi_filter, ci_filter)
                     failure = failure or ("Failed to create GPU instances: Not Found", NOT_FOUND)
                     break
                 try:
-                    gi = migstate.create_gi(m, table, p)
+                    gi = migstate.create_gi(m, table, p, "%s/%d" % (host.static(b)["gpu"]["uuid"], host.state["boot"]))
                 except migstate.MigError as e:
                     out.append("Unable to create a GPU instance on GPU %2d using profile %s: %s" % (i, token, e.reason))
                     failure = failure or ("Failed to create GPU instances: %s" % e.reason, e.rc)

@@ -150,26 +150,6 @@ def _mig_profiles(gip, gipp):
     return out
 
 
-# NVIDIA's MIG-backed (C-series) vGPU type names: "<card>-<compute slices>-<memory GB>C", "CME" for the +me profile
-# (NVIDIA Virtual GPU Software User Guide, "MIG-Backed vGPU types": A100-1-5C, A100-7-40C, A100-1-5CME, H100-1-10C)
-_MIG_VGPU_NAME = re.compile(r"-(\d+)-(\d+)C(ME)?$", re.I)
-_MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$", re.I)
-
-
-def mig_vgpu_types(types, profile):
-    """The vGPU types of ``types`` ([{id, name}]) that a GPU instance of ``profile`` (``1g.10gb``) backs, by NVIDIA's
-    naming of MIG-backed types (``NVIDIA H100-1-10C`` on a 1g.10gb instance)."""
-    p = _MIG_PROFILE.match(profile or "")
-    if not p:
-        return []
-    out = []
-    for t in types or []:
-        m = _MIG_VGPU_NAME.search((t.get("name") or "").strip())
-        if m and (int(m.group(1)), int(m.group(2)), bool(m.group(3))) == (int(p.group(1)), int(p.group(2)), bool(p.group(3))):
-            out.append({"id": t.get("id"), "name": t.get("name")})
-    return out
-
-
 MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
 _MINOR_LINE = re.compile(r"^gpu(\d+)/gi(\d+)/(?:ci(\d+)/)?access\s+(\d+)\s*$")
 _DEVICE_MINOR = re.compile(r"^Device Minor:\s*(\d+)\s*$", re.M)
@@ -356,55 +336,55 @@ def vgpu_gi_evidence(vgpus):
     return out
 
 
-def mig_vgpu_profile(name):
-    """The GI profile a MIG-backed vGPU type runs on, from its name (``NVIDIA H100-3-40C`` -> ``3g.40gb``,
-    ``...-1-10CME`` -> ``1g.10gb+me``); None for a time-sliced type."""
-    m = _MIG_VGPU_NAME.search((name or "").strip())
-    if not m:
-        return None
-    return "%sg.%sgb%s" % (m.group(1), m.group(2), "+me" if m.group(3) else "")
-
-
-def _mig_vgpus(ctx, pf, gpu, mig):
+def _mig_vgpus(ctx, pf, gpu, mig, backed):
     """MIG-backed vGPU on a GPU in MIG mode with typed VFs: ``mig.vgpus`` (each VF's vGPU and the GI it holds, from
-    ``nvidia-smi vgpu -q``), ``mig.creatable_vgpu_types`` (the MIG-backed types a VF can take now, with the GI
-    profile and how many of its GIs back no vGPU), and each GI backing a vGPU marked in use (``vgpu``: its VF and
-    type; evidence: the vGPU, and a domain or process that has the VF)."""
-    smi = smi_vgpus(ctx).get(pf.address, []) if any(v["current_type"] for v in gpu["vgpu_vfs"]) else []
-    gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
+    ``nvidia-smi vgpu -q`` tied to the VF by :func:`assign_vgpu_vfs`), ``mig.creatable_vgpu_types`` (the MIG-backed
+    types a VF can take now, with the GI profile and how many of its GIs back no vGPU), and each GI backing a vGPU
+    marked in use (``vgpu``: its VF (null where nvidia-smi does not tell which of ``vfs``) and type; evidence: the
+    vGPU, and a domain or process that has the VF). ``backed``: {type id: GI profile name} of the MIG-backed types."""
+    typed = dict((v["address"], v["current_type"]["id"]) for v in gpu["vgpu_vfs"] if v["current_type"])
+    smi = smi_vgpus(ctx).get(pf.address, []) if typed else []
+
+    def evidence_of(addr):
+        vf = ctx.scan.get(addr)
+        if ctx.inuse is None or vf is None:
+            return []
+        return ctx.inuse.lookup(address=addr, iommu_group=vf.identity().get("iommu_group"))
+    assign_vgpu_vfs(smi, typed, lambda a: [e.get("name") for e in evidence_of(a) if e.get("kind") == "domain"])
     held_by = vgpu_gi_evidence(smi)
     by_id = dict((gi["id"], gi) for gi in mig["gpu_instances"])
+    type_of = dict((v["current_type"]["id"], v["current_type"]) for v in gpu["vgpu_vfs"] if v["current_type"])
     for gi in mig["gpu_instances"]:
         gi["vgpu"] = None
+    gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
     vgpus = []
     for v in gpu["vgpu_vfs"]:
         t = v["current_type"]
-        profile = mig_vgpu_profile((t or {}).get("name"))
-        if not t or not profile:
-            continue
-        gid = gi_of.get(v["address"])
-        vgpus.append({"address": v["address"], "type": t, "profile": profile, "gpu_instance_id": gid})
-        gi = by_id.get(gid)
+        profile = backed.get(t["id"]) if t else None
+        if profile:
+            vgpus.append({"address": v["address"], "type": t, "profile": profile, "gpu_instance_id": gi_of.get(v["address"])})
+    for sv in smi:
+        gi = by_id.get(sv["gpu_instance_id"])
         if gi is None:
             continue
-        gi["vgpu"] = {"address": v["address"], "type": t}
+        gi["vgpu"] = {"address": sv["address"], "vfs": list(sv["vfs"]),
+                      "type": type_of.get(sv["type_id"]) or {"id": sv["type_id"], "name": sv["name"]}}
         gi["in_use"] = True
-        ev = list(held_by.get(gid, ()))
-        vf = ctx.scan.get(v["address"])
-        if ctx.inuse is not None and vf is not None:
-            ev += ctx.inuse.lookup(address=v["address"], iommu_group=vf.identity().get("iommu_group"))
+        ev = list(held_by.get(gi["id"], ()))
+        for a in sv["vfs"]:
+            ev += [e for e in evidence_of(a) if e not in ev]
         gi["in_use_by"] = ev + [e for e in gi["in_use_by"] if e not in ev]
     busy = Counter(gi["name"] for gi in mig["gpu_instances"] if gi.get("vgpu"))
     total = Counter(gi["name"] for gi in mig["gpu_instances"])
-    held = Counter(v["profile"] for v in vgpus if v["gpu_instance_id"] is None)
+    typed_on = Counter(v["profile"] for v in vgpus)  # a typed VF holds a GI even where nvidia-smi does not list it
+    names = dict((t["id"], t["name"]) for t in gpu["vgpu_types"])
     creatable = {}
     for v in gpu["vgpu_vfs"]:
         for tid in v["creatable_type_ids"]:
-            name = dict((t["id"], t["name"]) for t in gpu["vgpu_types"]).get(tid)
-            profile = mig_vgpu_profile(name)
+            profile = backed.get(tid)
             if profile and tid not in creatable:
-                creatable[tid] = {"id": tid, "name": name, "profile": profile,
-                                  "free": max(0, total[profile] - busy[profile] - held[profile])}
+                creatable[tid] = {"id": tid, "name": names.get(tid), "profile": profile,
+                                  "free": max(0, total[profile] - max(busy[profile], typed_on[profile]))}
     mig["vgpus"] = vgpus
     mig["creatable_vgpu_types"] = sorted(creatable.values(), key=lambda t: int(t["id"]))
 
@@ -416,11 +396,10 @@ def mig_layout_function(mig):
     return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
 
 
-def mig_vgpu_inventory(mig, type_name):
-    """VGPU units of MIG-backed type ``type_name`` on a GPU: one per GI of the profile it runs on (free or holding
+def mig_vgpu_inventory(mig, profile):
+    """VGPU units of a MIG-backed type running on GI ``profile`` on a GPU: one per GI of that profile (free or holding
     one of its vGPUs), as Nova counts MIG-backed vGPUs (each VF offers the type while a GI is free, capped by
     ``[mdev_<type>] max_instances``, which its docs set to the number of GIs)."""
-    profile = mig_vgpu_profile(type_name)
     return sum(1 for gi in mig.get("gpu_instances") or [] if profile and gi.get("name") == profile)
 
 
@@ -510,11 +489,12 @@ class NvidiaGpuDriver(GpuDriver):
             return super(NvidiaGpuDriver, self).provider_specs(record, base_traits, function_traits)
         names = Counter(v["type"].get("name") or v["type"].get("id") for v in mig["vgpus"])
         name = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        profile = [v["profile"] for v in mig["vgpus"] if (v["type"].get("name") or v["type"].get("id")) == name][0]
         note = None
         if len(names) > 1:
             note = "vGPUs of several MIG-backed types (%s): one provider reports one type, %s" % (", ".join(sorted(names)), name)
         traits = base_traits + function_traits(record.get("function")) + [discovered_function_trait(name)]
-        return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, name), traits, note)]
+        return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, profile), traits, note)]
 
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
     def vendor_vfio_why_not(self, unit):
@@ -648,13 +628,16 @@ class NvidiaGpuDriver(GpuDriver):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig
+                # which types are MIG-backed, and on which GI profile: nvidia-smi vgpu -s -v's GPU Instance Profile ID
+                backed = {}
+                if gpu["vgpu_types"] and mig["gpu_instances"]:
+                    backed = mig_backed_types(gpu["vgpu_types"], smi_vgpu_types(ctx).get(func.address, {}), mig["profiles"])
                 for gi in mig["gpu_instances"]:
-                    # from the type names the card's VFs list already (no extra tool call)
-                    gi["vgpu_types"] = mig_vgpu_types(gpu["vgpu_types"], gi["name"])
+                    gi["vgpu_types"] = [t for t in gpu["vgpu_types"] if backed.get(t["id"]) == gi["name"]]
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"
                     if gpu["vgpu_vfs"]:
-                        _mig_vgpus(ctx, func, gpu, mig)
+                        _mig_vgpus(ctx, func, gpu, mig, backed)
                         if mig["vgpus"]:
                             out["function"] = mig_layout_function(mig)
         out["programming_model"] = model

@@ -34,6 +34,7 @@ import json
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (  # noqa: F401  pylint: disable=unused-import
+    assign_vgpu_vfs,
     carries_layout,
     gpu_minor,
     layout_text,
@@ -361,12 +362,24 @@ def gpu_domains(ops, address):
 
 
 def vgpu_holders(ops, gpu):
-    """{gi id: [evidence]}: the MIG-backed vGPUs ``nvidia-smi vgpu -q`` lists on the GPU, by the GI each holds. A
-    tool without vGPU support (the plain datacenter driver) answers with an error: no vGPU holds a GI then."""
+    """{gi id: [evidence]}: the MIG-backed vGPUs ``nvidia-smi vgpu -q`` lists on the GPU, by the GI each holds, tied to
+    the host VF that has it (its ``Bus Id`` is the guest's address: the VFs' ``nvidia/current_vgpu_type`` and the
+    running domains tell). A tool without vGPU support (the plain datacenter driver) answers with an error or "No
+    supported devices in vGPU mode": no vGPU holds a GI then."""
     rc, out, _err = ops.run_tool(SMI, ["vgpu", "-q", "-i", str(gpu["index"])], check=False)
     if rc != 0:
         return {}
-    return vgpu_gi_evidence(parse_vgpu_query(out).get(gpu["address"], []))
+    vgpus = parse_vgpu_query(out).get(gpu["address"], [])
+    if not vgpus:
+        return {}
+    units, _mdevs = _units_of_gpu(ops, gpu["address"])
+    typed = {}
+    for vf in units[1:]:
+        cur = (ops.sysfs.read_optional("%s/%s/nvidia/current_vgpu_type" % (DEVICES, vf)) or "").strip()
+        if cur.isdigit() and int(cur):
+            typed[vf] = str(int(cur))
+    assign_vgpu_vfs(vgpus, typed, lambda a: [e.get("name") for e in ops.evidence(address=a) if e.get("kind") == "domain"])
+    return vgpu_gi_evidence(vgpus)
 
 
 def instance_evidence(ops, gpu, gis):
@@ -397,7 +410,9 @@ def fits(profiles, kept, wanted):
         used |= set(range(start, start + size))
         compute += profiles.get(gi["name"], {}).get("compute", profile_slices(gi["name"]))
         count[gi["name"]] = count.get(gi["name"], 0) + 1
-    if compute + sum(profiles[n]["compute"] for n in wanted) > COMPUTE_SLICES:
+    # the card's compute slices: those of its whole-GPU profile (7; 4 on an A30)
+    limit = max([p["compute"] for p in profiles.values()] or [COMPUTE_SLICES])
+    if compute + sum(profiles[n]["compute"] for n in wanted) > limit:
         return False
     for n in set(wanted):
         if count.get(n, 0) + wanted.count(n) > profiles[n]["total"]:

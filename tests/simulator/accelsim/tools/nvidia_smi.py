@@ -432,11 +432,19 @@ def vgpu_types(host, bdf, creatable):
     return out
 
 
+def _domain_of(host, vf):
+    """The running domain that has VF ``vf`` (None when none has it)."""
+    why = host.in_use(vf) or ""
+    return why[len("assigned to running domain "):] if why.startswith("assigned to running domain ") else None
+
+
 def vgpu_query(host, bdf):
     """``nvidia-smi vgpu -q`` for one GPU: ``Active vGPUs`` and a block per vGPU with the fields of the user guide's
-    example (``vGPU Name``, ``vGPU Type``, ``GPU Instance ID``: the GI a MIG-backed vGPU runs on, ``N/A`` for a
-    time-sliced one). A vendor-specific VFIO vGPU is listed from the write to its VF's ``current_vgpu_type`` on
-    and named by its VF's bus id (``PCI`` / ``Bus Id``); the ``vGPU ID`` is derived from the VF's index."""
+    example (``VM Name``: the domain running it, ``vGPU Name``, ``vGPU Type``, ``GPU Instance ID``: the GI a
+    MIG-backed vGPU runs on, ``N/A`` for a time-sliced one). A vendor-specific VFIO vGPU is listed from the write to
+    its VF's ``current_vgpu_type`` on; its ``PCI`` / ``Bus Id`` is the vGPU's address inside the guest, not the host
+    VF: ``00000000:00:00.0`` until a guest has it, then the guest's slot (driver 580.x captures show
+    ``00000000:00:00.0`` and ``00000000:00:05.0``); the ``vGPU ID`` is derived from the VF's index."""
     st = host.static(bdf)
     if not st.get("vgpu"):
         return ["    %-38s: 0" % "Active vGPUs"]
@@ -448,14 +456,15 @@ def vgpu_query(host, bdf):
     vgpus = [(vf, host.state["vgpu"][vf]) for vf in host.vfs(bdf) if host.state["vgpu"].get(vf)]
     out = ["    %-38s: %d" % ("Active vGPUs", len(vgpus))]
     for vf, tid in vgpus:
+        domain = _domain_of(host, vf)
         out.append("    %-38s: %d" % ("vGPU ID", 3251634176 + host.static(vf)["vf_index"]))
         out.append("        %-34s: %s" % ("VM UUID", "N/A"))
-        out.append("        %-34s: %s" % ("VM Name", "N/A"))
+        out.append("        %-34s: %s" % ("VM Name", domain or "N/A"))
         out.append("        %-34s: %s" % ("vGPU Name", names.get(tid, "N/A")))
         out.append("        %-34s: %d" % ("vGPU Type", tid))
         out.append("        %-34s: %s" % ("GPU Instance ID", gi_of.get(vf, "N/A")))
         out.append("        %-34s" % "PCI")
-        out.append("            %-30s: %s" % ("Bus Id", _bus_id(vf)))
+        out.append("            %-30s: %s" % ("Bus Id", "00000000:00:05.0" if domain else "00000000:00:00.0"))
     return out
 
 

@@ -249,19 +249,34 @@ def _smi_fields(text):
 
 def parse_vgpu_supported(text):
     """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
+    return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
+                for gpu, types in parse_vgpu_supported_types(text).items())
+
+
+def parse_vgpu_supported_types(text):
+    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): {name, gi_profile_id}}}:
+    ``gi_profile_id`` is the type's ``GPU Instance Profile ID`` (the GI profile a MIG-backed type runs on; None for
+    ``N/A``, a time-sliced type). What makes a type MIG-backed is that field, not its name: Blackwell's ``DC-1-2Q``
+    is MIG-backed (NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs")."""
     out = {}
-    tid = None
+    cur = None
     for gpu, key, value in _smi_fields(text):
-        names = out.setdefault(gpu, {})
+        types = out.setdefault(gpu, {})
         if key is None:
-            tid = None
+            cur = None
         elif key == "vGPU Type ID":
             try:
                 tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
             except ValueError:
-                tid = None
-        elif key == "Name" and tid is not None and value:
-            names.setdefault(tid, value)
+                cur = None
+                continue
+            cur = types.setdefault(tid, {"name": None, "gi_profile_id": None})
+        elif cur is None:
+            continue
+        elif key == "Name" and value and cur["name"] is None:
+            cur["name"] = value
+        elif key == "GPU Instance Profile ID" and value.isdigit():
+            cur["gi_profile_id"] = int(value)
     return out
 
 
@@ -285,16 +300,24 @@ def _smi_once(ctx, key, args, parse):
     return found
 
 
+def smi_vgpu_types(ctx):
+    """vGPU types per card from ``nvidia-smi vgpu -s -v`` with their GI profile ids (run at most once per discovery:
+    when a type id could not be named from sysfs, or a GPU in MIG mode lists vGPU types)."""
+    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported_types)
+
+
 def smi_vgpu_names(ctx):
-    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (only when asked: when a type id could not be named
-    from sysfs)."""
-    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported)
+    """vGPU type names per card from ``nvidia-smi vgpu -s -v``."""
+    return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
+                for gpu, types in smi_vgpu_types(ctx).items())
 
 
 def parse_vgpu_query(text):
-    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, address}]}: one entry per vGPU
-    block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU; ``address``:
-    the ``Bus Id`` of its ``PCI`` section, a vendor-specific VFIO vGPU's VF)."""
+    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, vm_name, guest_address}]}: one
+    entry per vGPU block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU;
+    ``VM Name``: the domain running it, null for ``N/A``; ``guest_address``: the ``Bus Id`` of its ``PCI`` section,
+    the vGPU's address inside the guest (``00000000:00:00.0`` until the guest driver loads), not the host VF:
+    :func:`assign_vgpu_vfs` ties each vGPU to its VF)."""
     out = {}
     cur = None
     for gpu, key, value in _smi_fields(text):
@@ -302,7 +325,7 @@ def parse_vgpu_query(text):
         if key is None:
             cur = None
         elif key == "vGPU ID":
-            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "address": None}
+            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "vm_name": None, "guest_address": None}
             vgpus.append(cur)
         elif cur is None:
             continue
@@ -312,9 +335,42 @@ def parse_vgpu_query(text):
             cur["name"] = value
         elif key == "GPU Instance ID" and value.isdigit():
             cur["gpu_instance_id"] = int(value)
+        elif key == "VM Name" and value not in ("", "N/A"):
+            cur["vm_name"] = value
         elif key == "Bus Id":
-            cur["address"] = normalize_address(value)
+            cur["guest_address"] = normalize_address(value)
     return out
+
+
+def assign_vgpu_vfs(vgpus, vf_types, domains_of=None):
+    """Ties each vGPU of :func:`parse_vgpu_query` to the host VF that holds it, in place: ``vfs``, the VFs it may be
+    on (those whose ``nvidia/current_vgpu_type`` is its type, less those tied to another vGPU), and ``address``,
+    the VF when one remains (else None). Where several VFs hold the type, the domain running the vGPU (``VM Name``)
+    picks the VF that domain has (``domains_of(vf)``: names of the running domains that have it). ``vf_types``:
+    {VF address: type id}."""
+    by_type = {}
+    for addr, tid in sorted(vf_types.items()):
+        if tid:
+            by_type.setdefault(tid, []).append(addr)
+    for v in vgpus:
+        v["vfs"] = list(by_type.get(v["type_id"], ()))
+        if len(v["vfs"]) > 1 and v["vm_name"] and domains_of is not None:
+            named = [a for a in v["vfs"] if v["vm_name"] in domains_of(a)]
+            if len(named) == 1:
+                v["vfs"] = named
+    changed = True
+    while changed:  # a VF tied to one vGPU is not another's
+        changed = False
+        for v in vgpus:
+            if len(v["vfs"]) != 1:
+                continue
+            for other in vgpus:
+                if other is not v and len(other["vfs"]) > 1 and v["vfs"][0] in other["vfs"]:
+                    other["vfs"].remove(v["vfs"][0])
+                    changed = True
+    for v in vgpus:
+        v["address"] = v["vfs"][0] if len(v["vfs"]) == 1 else None
+    return vgpus
 
 
 def smi_vgpus(ctx):
@@ -324,16 +380,29 @@ def smi_vgpus(ctx):
 
 
 def vgpu_gi_evidence(vgpus):
-    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (its :func:`parse_vgpu_query` entries): each GI holding a
-    vGPU is in use by it (``{kind: vgpu, name: <VF address>}``). What a layout change must not destroy."""
+    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (:func:`parse_vgpu_query` entries tied to their VFs by
+    :func:`assign_vgpu_vfs`): each GI holding a vGPU is in use by it (``{kind: vgpu, name: <host VF address>}``; the
+    VFs it may be on, comma-separated, when nothing tells which). What a layout change must not destroy."""
     out = {}
     for v in vgpus:
-        if v["gpu_instance_id"] is not None:
-            out.setdefault(v["gpu_instance_id"], []).append({
-                "kind": "vgpu", "name": v["address"], "pid": None,
-                "evidence": "vGPU %s on VF %s (nvidia-smi vgpu -q: GPU Instance ID %d)"
-                            % (v["name"] or v["type_id"], v["address"], v["gpu_instance_id"])})
+        if v["gpu_instance_id"] is None:
+            continue
+        vfs = v.get("vfs") or []
+        where = ("VF %s" % vfs[0]) if len(vfs) == 1 else ("one of VFs %s" % ", ".join(vfs)) if vfs else "a VF"
+        out.setdefault(v["gpu_instance_id"], []).append({
+            "kind": "vgpu", "name": ", ".join(vfs) or None, "pid": None,
+            "evidence": "vGPU %s on %s%s (nvidia-smi vgpu -q: GPU Instance ID %d)"
+                        % (v["name"] or v["type_id"], where, ", domain %s" % v["vm_name"] if v["vm_name"] else "",
+                           v["gpu_instance_id"])})
     return out
+
+
+def mig_backed_types(supported, profiles):
+    """{type id: GI profile name} of a card's MIG-backed types: those whose ``GPU Instance Profile ID`` (``supported``:
+    :func:`parse_vgpu_supported_types` of the card) is one of the card's GI profiles (``profiles``: ``-lgip`` rows,
+    {id, name})."""
+    names = dict((p["id"], p["name"]) for p in profiles or [])
+    return dict((tid, names[t["gi_profile_id"]]) for tid, t in (supported or {}).items() if t["gi_profile_id"] in names)
 
 
 def _mig_vgpus(ctx, pf, gpu, mig, backed):
@@ -630,8 +699,8 @@ class NvidiaGpuDriver(GpuDriver):
                 gpu["mig"] = mig
                 # which types are MIG-backed, and on which GI profile: nvidia-smi vgpu -s -v's GPU Instance Profile ID
                 backed = {}
-                if gpu["vgpu_types"] and mig["gpu_instances"]:
-                    backed = mig_backed_types(gpu["vgpu_types"], smi_vgpu_types(ctx).get(func.address, {}), mig["profiles"])
+                if (gpu["vgpu_types"] or gpu["vgpu_vfs"]) and mig["gpu_instances"]:
+                    backed = mig_backed_types(smi_vgpu_types(ctx).get(func.address, {}), mig["profiles"])
                 for gi in mig["gpu_instances"]:
                     gi["vgpu_types"] = [t for t in gpu["vgpu_types"] if backed.get(t["id"]) == gi["name"]]
                 if mig["mode_current"] == "Enabled":

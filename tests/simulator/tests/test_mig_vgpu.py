@@ -116,14 +116,14 @@ def test_nvidia_smi_vgpu_shows_the_gpu_instance_of_each_vgpu(lab):
     rc, out, _err = lab.tool("nvidia-smi", "vgpu", "-c", "-v", "-i", "0")
     assert rc == 0
     assert "        GPU Instance Profile ID           : 9" in out.splitlines()
-    assert "NVIDIA H100-3-40C" in out and "NVIDIA H100-2-20C" not in out
+    assert "NVIDIA H100XM-3-40C" in out and "NVIDIA H100XM-2-20C" not in out
     with lab.transaction() as host:
         host.set_vgpu_type(VF1, "%d" % T_3_40C)
     rc, out, _err = lab.tool("nvidia-smi", "vgpu", "-q")
     assert rc == 0
     lines = out.splitlines()
     assert lines[:2] == ["GPU 00000000:1B:00.0", "    Active vGPUs                          : 1"]
-    assert "        vGPU Name                         : NVIDIA H100-3-40C" in lines
+    assert "        vGPU Name                         : NVIDIA H100XM-3-40C" in lines
     assert "        GPU Instance ID                   : %d" % gi_ids(lab, "3g.40gb")[0] in lines
     # the Bus Id is the vGPU's address inside the guest, not the host VF 0000:1b:00.5 (driver 580.x captures)
     assert "            Bus Id                        : 00000000:00:00.0" in lines

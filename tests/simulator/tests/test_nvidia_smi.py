@@ -178,7 +178,7 @@ def test_mig_lgip_full_layout_and_placements(tmp_path):
         "GPU  0 Profile ID  0 Placement : {0}:8"]
 
 
-def test_mig_lgip_needs_mig_enabled_and_a_known_card(host, tmp_path):
+def test_mig_lgip_needs_a_mig_capable_card_the_simulator_knows(host, tmp_path):
     rc, out, _err = host.tool("nvidia-smi", "mig", "-lgip", "-i", "0")  # the L40: not MIG capable
     assert rc == 6 and out == "No MIG-enabled devices found.\n"
     lab = mig_lab()

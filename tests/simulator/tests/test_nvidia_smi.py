@@ -198,17 +198,19 @@ def _captured(name):
 
 @pytest.mark.parametrize("device", [0x2335, 0x233b])
 def test_h200_profiles_match_the_real_capture(tmp_path, device):
-    """An H200 (SXM 2335, NVL 233b) with MIG disabled answers -lgip/-lgipp/-lgi/-lci as the real H200 did, byte for byte
-    (driver 580.159.04; mig-parted's config-default groups the NVL with the SXM)."""
+    """An H200 (SXM 2335, NVL 233b) with MIG disabled and no vGPU manager answers mig -lgip/-lgipp/-lgi/-lci and the
+    vgpu listings as the real H200 did, byte for byte (driver 580.159.04; mig-parted groups the NVL with the SXM)."""
     lab = mig_lab(mode="Disabled")
     h200 = lab["functions"][-1]
     h200["device"] = device
     h200["bdf"] = "0000:00:06.0"
     lab["functions"] = [h200]
     h = render_tree(lab, str(tmp_path / "h200"))
-    for name, args in (("smi-mig-lgip", ("-lgip",)), ("smi-mig-lgipp", ("-lgipp",)), ("smi-mig-lgi", ("-lgi",)),
-                       ("smi-mig-lci", ("-lci",))):
-        rc, out, _err = h.tool("nvidia-smi", "mig", *args)
+    for name, args in (("smi-mig-lgip", ("mig", "-lgip")), ("smi-mig-lgipp", ("mig", "-lgipp")),
+                       ("smi-mig-lgi", ("mig", "-lgi")), ("smi-mig-lci", ("mig", "-lci")), ("smi-vgpu", ("vgpu",)),
+                       ("smi-vgpu-q", ("vgpu", "-q")), ("smi-vgpu-s-v", ("vgpu", "-s", "-v")),
+                       ("smi-vgpu-c", ("vgpu", "-c"))):
+        rc, out, _err = h.tool("nvidia-smi", *args)
         assert (rc, out) == (0, _captured(name)), name
 
 

@@ -17,7 +17,9 @@
 - ``vgpu -s`` / ``vgpu -c`` (``-v``, ``-i ID``): supported and creatable vGPU types per GPU, names only or,
   with ``-v``, one ``vGPU Type ID : 0x...`` block per type (``GPU Instance Profile ID`` of a MIG-backed type);
 - ``vgpu -q`` (``-i ID``): the vGPUs that exist, each with its ``GPU Instance ID`` (NVIDIA Virtual GPU Software
-  User Guide, "Getting vGPU Details": the ``nvidia-smi vgpu -q`` example).
+  User Guide, "Getting vGPU Details": the ``nvidia-smi vgpu -q`` example);
+- every ``vgpu`` listing on GPUs without the vGPU manager: ``No supported devices in vGPU mode`` on stdout, exit 0
+  (the real H200 capture, tests/captures/nvidia-h200-580.159.04).
 
 Lab keys read (``functions[].gpu``): ``name``, ``uuid``, ``serial``, ``memory_mib``, ``vbios``, and for MIG
 ``mig: {mode: Enabled|Disabled, pending: <mode>, gpu_instances: [{id, profile_id, name, placement,
@@ -488,13 +490,17 @@ def vgpu_main(host, found, args):
         else:
             sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
             return 2
-    if what is None:
-        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
-        return 2
     indexed = _select(host, found, select)
     if select is not None and not indexed:
         sys.stdout.write("No devices were found\n")
         return NOT_FOUND
+    if not any(host.static(b).get("vgpu") or host.mdev_parent(b) for _i, b in indexed):
+        # no vGPU manager for these GPUs: every listing says so, exit 0 (the real H200 capture)
+        sys.stdout.write("No supported devices in vGPU mode\n")
+        return 0
+    if what is None:
+        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
+        return 2
     out = []
     for _i, bdf in indexed:
         out.append("GPU %s" % _bus_id(bdf))

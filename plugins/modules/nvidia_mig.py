@@ -64,16 +64,20 @@ options:
     description:
       - "The GPU instances, as a list of V({profile: 1g.10gb, count: 7}) (or of profile names), as a mapping of
         profile name to count (mig-parted's C(mig-devices)), or as a string such as V(7 x 1g.10gb) or
-        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). An empty list or string declares no GPU instance."
-      - Profile names are those C(nvidia-smi mig -lgip) lists (V(1g.10gb), V(1g.10gb+me), V(3g.40gb)); a layout that
-        does not fit (7 compute slices, 8 memory slices at the listed placements, each profile's limit) is refused.
+        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). V(none), an empty list or an empty mapping declares no GPU instance
+        (every one is destroyed); a blank string (empty, a newline, or a list of one such) is refused, never read as
+        V(none)."
+      - Profile names are those C(nvidia-smi mig -lgip) lists, with their media-engine suffixes (V(1g.10gb),
+        V(1g.10gb+me), V(1g.24gb+me.all), V(1g.24gb-me), V(1g.24gb+gfx), V(3g.40gb)); a layout that does not fit
+        (the card's compute slices, its memory slices at the listed placements, each profile's limit) is refused.
     type: raw
   mig_parted_config:
     description:
       - "Instead of O(layout), a mig-parted configuration (C(version: v1), C(mig-configs)), as a mapping or the
-        path of its YAML (or JSON) file on the host; O(config_name) picks the entry. The entry whose C(devices)
-        (V(all) or a list of indexes) and C(device-filter) (when present) match the GPU gives C(mig-enabled) and
-        C(mig-devices). A path is read as given (not under O(root))."
+        path of its YAML (or JSON) file on the host; O(config_name) picks the entry. As mig-parted does, every
+        entry whose C(devices) (V(all) or a list of indexes) and C(device-filter) (when present: V(0x233510DE), or
+        V(0x233010DE:0x16C010DE) to match the board's subsystem too) match the GPU applies, in order, so the last
+        of them gives C(mig-enabled) and C(mig-devices). A path is read as given (not under O(root))."
     type: raw
   config_name:
     description:

@@ -24,11 +24,12 @@ description:
     reruns and reboots keep identities.
   - Time-sliced GPUs run one vGPU type per physical GPU. Changing the type of a GPU removes all of its vGPUs
     first (a whole-card change); it is refused, before anything changes, while any of them is in use.
-  - "MIG-backed vGPU (C(vendor_vfio) on an A100, A30 or H100 in MIG mode): a type named C(<card>-<slices>-<GB>C)
-    (V(NVIDIA H100-1-10C), V(NVIDIA A100-3-20C); C(CME) for the C(+me) profiles) runs on a GPU instance of profile
-    C(<slices>g.<GB>gb), and each vGPU holds one such instance. The plan reads the GPU's instances with C(nvidia-smi)
-    and refuses O(count) above the instances of that profile, a MIG-backed type on a GPU not in MIG mode and a
-    time-sliced type on one in MIG mode. Make the layout first with M(accelops.lifecycle.nvidia_mig); the boot unit
+  - "MIG-backed vGPU (C(vendor_vfio) on a GPU in MIG mode: A100, A30, H100, H200, RTX PRO 6000): a type that
+    C(nvidia-smi vgpu -s -v) gives a C(GPU Instance Profile ID) runs on a GPU instance of that profile
+    (V(NVIDIA H100XM-1-10C) on 1g.10gb; the name does not tell, Blackwell's V(DC-1-2Q) is MIG-backed too), and each
+    vGPU holds one such instance. The plan reads the GPU's types and instances with C(nvidia-smi) and refuses
+    O(count) above the instances of that profile, a MIG-backed type on a GPU not in MIG mode and a time-sliced type
+    on one in MIG mode. Make the layout first with M(accelops.lifecycle.nvidia_mig); the boot unit
     is ordered after the layout's (C(accelops-mig-ADDRESS.service))."
   - Computes one plan; check mode reports it without running it. A failed step rolls back the steps already
     done, and the result says what was rolled back and what, if anything, is still in effect.

@@ -150,26 +150,6 @@ def _mig_profiles(gip, gipp):
     return out
 
 
-# NVIDIA's MIG-backed (C-series) vGPU type names: "<card>-<compute slices>-<memory GB>C", "CME" for the +me profile
-# (NVIDIA Virtual GPU Software User Guide, "MIG-Backed vGPU types": A100-1-5C, A100-7-40C, A100-1-5CME, H100-1-10C)
-_MIG_VGPU_NAME = re.compile(r"-(\d+)-(\d+)C(ME)?$", re.I)
-_MIG_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb(\+me)?$", re.I)
-
-
-def mig_vgpu_types(types, profile):
-    """The vGPU types of ``types`` ([{id, name}]) that a GPU instance of ``profile`` (``1g.10gb``) backs, by NVIDIA's
-    naming of MIG-backed types (``NVIDIA H100-1-10C`` on a 1g.10gb instance)."""
-    p = _MIG_PROFILE.match(profile or "")
-    if not p:
-        return []
-    out = []
-    for t in types or []:
-        m = _MIG_VGPU_NAME.search((t.get("name") or "").strip())
-        if m and (int(m.group(1)), int(m.group(2)), bool(m.group(3))) == (int(p.group(1)), int(p.group(2)), bool(p.group(3))):
-            out.append({"id": t.get("id"), "name": t.get("name")})
-    return out
-
-
 MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
 _MINOR_LINE = re.compile(r"^gpu(\d+)/gi(\d+)/(?:ci(\d+)/)?access\s+(\d+)\s*$")
 _DEVICE_MINOR = re.compile(r"^Device Minor:\s*(\d+)\s*$", re.M)
@@ -269,19 +249,34 @@ def _smi_fields(text):
 
 def parse_vgpu_supported(text):
     """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
+    return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
+                for gpu, types in parse_vgpu_supported_types(text).items())
+
+
+def parse_vgpu_supported_types(text):
+    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): {name, gi_profile_id}}}:
+    ``gi_profile_id`` is the type's ``GPU Instance Profile ID`` (the GI profile a MIG-backed type runs on; None for
+    ``N/A``, a time-sliced type). What makes a type MIG-backed is that field, not its name: Blackwell's ``DC-1-2Q``
+    is MIG-backed (NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs")."""
     out = {}
-    tid = None
+    cur = None
     for gpu, key, value in _smi_fields(text):
-        names = out.setdefault(gpu, {})
+        types = out.setdefault(gpu, {})
         if key is None:
-            tid = None
+            cur = None
         elif key == "vGPU Type ID":
             try:
                 tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
             except ValueError:
-                tid = None
-        elif key == "Name" and tid is not None and value:
-            names.setdefault(tid, value)
+                cur = None
+                continue
+            cur = types.setdefault(tid, {"name": None, "gi_profile_id": None})
+        elif cur is None:
+            continue
+        elif key == "Name" and value and cur["name"] is None:
+            cur["name"] = value
+        elif key == "GPU Instance Profile ID" and value.isdigit():
+            cur["gi_profile_id"] = int(value)
     return out
 
 
@@ -305,16 +300,24 @@ def _smi_once(ctx, key, args, parse):
     return found
 
 
+def smi_vgpu_types(ctx):
+    """vGPU types per card from ``nvidia-smi vgpu -s -v`` with their GI profile ids (run at most once per discovery:
+    when a type id could not be named from sysfs, or a GPU in MIG mode lists vGPU types)."""
+    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported_types)
+
+
 def smi_vgpu_names(ctx):
-    """vGPU type names per card from ``nvidia-smi vgpu -s -v`` (only when asked: when a type id could not be named
-    from sysfs)."""
-    return _smi_once(ctx, "nvidia_vgpu_s", ["vgpu", "-s", "-v"], parse_vgpu_supported)
+    """vGPU type names per card from ``nvidia-smi vgpu -s -v``."""
+    return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
+                for gpu, types in smi_vgpu_types(ctx).items())
 
 
 def parse_vgpu_query(text):
-    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, address}]}: one entry per vGPU
-    block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU; ``address``:
-    the ``Bus Id`` of its ``PCI`` section, a vendor-specific VFIO vGPU's VF)."""
+    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, vm_name, guest_address}]}: one
+    entry per vGPU block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU;
+    ``VM Name``: the domain running it, null for ``N/A``; ``guest_address``: the ``Bus Id`` of its ``PCI`` section,
+    the vGPU's address inside the guest (``00000000:00:00.0`` until the guest driver loads), not the host VF:
+    :func:`assign_vgpu_vfs` ties each vGPU to its VF)."""
     out = {}
     cur = None
     for gpu, key, value in _smi_fields(text):
@@ -322,7 +325,7 @@ def parse_vgpu_query(text):
         if key is None:
             cur = None
         elif key == "vGPU ID":
-            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "address": None}
+            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "vm_name": None, "guest_address": None}
             vgpus.append(cur)
         elif cur is None:
             continue
@@ -332,9 +335,42 @@ def parse_vgpu_query(text):
             cur["name"] = value
         elif key == "GPU Instance ID" and value.isdigit():
             cur["gpu_instance_id"] = int(value)
+        elif key == "VM Name" and value not in ("", "N/A"):
+            cur["vm_name"] = value
         elif key == "Bus Id":
-            cur["address"] = normalize_address(value)
+            cur["guest_address"] = normalize_address(value)
     return out
+
+
+def assign_vgpu_vfs(vgpus, vf_types, domains_of=None):
+    """Ties each vGPU of :func:`parse_vgpu_query` to the host VF that holds it, in place: ``vfs``, the VFs it may be
+    on (those whose ``nvidia/current_vgpu_type`` is its type, less those tied to another vGPU), and ``address``,
+    the VF when one remains (else None). Where several VFs hold the type, the domain running the vGPU (``VM Name``)
+    picks the VF that domain has (``domains_of(vf)``: names of the running domains that have it). ``vf_types``:
+    {VF address: type id}."""
+    by_type = {}
+    for addr, tid in sorted(vf_types.items()):
+        if tid:
+            by_type.setdefault(tid, []).append(addr)
+    for v in vgpus:
+        v["vfs"] = list(by_type.get(v["type_id"], ()))
+        if len(v["vfs"]) > 1 and v["vm_name"] and domains_of is not None:
+            named = [a for a in v["vfs"] if v["vm_name"] in domains_of(a)]
+            if len(named) == 1:
+                v["vfs"] = named
+    changed = True
+    while changed:  # a VF tied to one vGPU is not another's
+        changed = False
+        for v in vgpus:
+            if len(v["vfs"]) != 1:
+                continue
+            for other in vgpus:
+                if other is not v and len(other["vfs"]) > 1 and v["vfs"][0] in other["vfs"]:
+                    other["vfs"].remove(v["vfs"][0])
+                    changed = True
+    for v in vgpus:
+        v["address"] = v["vfs"][0] if len(v["vfs"]) == 1 else None
+    return vgpus
 
 
 def smi_vgpus(ctx):
@@ -344,67 +380,80 @@ def smi_vgpus(ctx):
 
 
 def vgpu_gi_evidence(vgpus):
-    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (its :func:`parse_vgpu_query` entries): each GI holding a
-    vGPU is in use by it (``{kind: vgpu, name: <VF address>}``). What a layout change must not destroy."""
+    """{GI id: [evidence]} for one GPU's MIG-backed vGPUs (:func:`parse_vgpu_query` entries tied to their VFs by
+    :func:`assign_vgpu_vfs`): each GI holding a vGPU is in use by it (``{kind: vgpu, name: <host VF address>}``; the
+    VFs it may be on, comma-separated, when nothing tells which). What a layout change must not destroy."""
     out = {}
     for v in vgpus:
-        if v["gpu_instance_id"] is not None:
-            out.setdefault(v["gpu_instance_id"], []).append({
-                "kind": "vgpu", "name": v["address"], "pid": None,
-                "evidence": "vGPU %s on VF %s (nvidia-smi vgpu -q: GPU Instance ID %d)"
-                            % (v["name"] or v["type_id"], v["address"], v["gpu_instance_id"])})
+        if v["gpu_instance_id"] is None:
+            continue
+        vfs = v.get("vfs") or []
+        where = ("VF %s" % vfs[0]) if len(vfs) == 1 else ("one of VFs %s" % ", ".join(vfs)) if vfs else "a VF"
+        out.setdefault(v["gpu_instance_id"], []).append({
+            "kind": "vgpu", "name": ", ".join(vfs) or None, "pid": None,
+            "evidence": "vGPU %s on %s%s (nvidia-smi vgpu -q: GPU Instance ID %d)"
+                        % (v["name"] or v["type_id"], where, ", domain %s" % v["vm_name"] if v["vm_name"] else "",
+                           v["gpu_instance_id"])})
     return out
 
 
-def mig_vgpu_profile(name):
-    """The GI profile a MIG-backed vGPU type runs on, from its name (``NVIDIA H100-3-40C`` -> ``3g.40gb``,
-    ``...-1-10CME`` -> ``1g.10gb+me``); None for a time-sliced type."""
-    m = _MIG_VGPU_NAME.search((name or "").strip())
-    if not m:
-        return None
-    return "%sg.%sgb%s" % (m.group(1), m.group(2), "+me" if m.group(3) else "")
+def mig_backed_types(supported, profiles):
+    """{type id: GI profile name} of a card's MIG-backed types: those whose ``GPU Instance Profile ID`` (``supported``:
+    :func:`parse_vgpu_supported_types` of the card) is one of the card's GI profiles (``profiles``: ``-lgip`` rows,
+    {id, name})."""
+    names = dict((p["id"], p["name"]) for p in profiles or [])
+    return dict((tid, names[t["gi_profile_id"]]) for tid, t in (supported or {}).items() if t["gi_profile_id"] in names)
 
 
-def _mig_vgpus(ctx, pf, gpu, mig):
+def _mig_vgpus(ctx, pf, gpu, mig, backed):
     """MIG-backed vGPU on a GPU in MIG mode with typed VFs: ``mig.vgpus`` (each VF's vGPU and the GI it holds, from
-    ``nvidia-smi vgpu -q``), ``mig.creatable_vgpu_types`` (the MIG-backed types a VF can take now, with the GI
-    profile and how many of its GIs back no vGPU), and each GI backing a vGPU marked in use (``vgpu``: its VF and
-    type; evidence: the vGPU, and a domain or process that has the VF)."""
-    smi = smi_vgpus(ctx).get(pf.address, []) if any(v["current_type"] for v in gpu["vgpu_vfs"]) else []
-    gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
+    ``nvidia-smi vgpu -q`` tied to the VF by :func:`assign_vgpu_vfs`), ``mig.creatable_vgpu_types`` (the MIG-backed
+    types a VF can take now, with the GI profile and how many of its GIs back no vGPU), and each GI backing a vGPU
+    marked in use (``vgpu``: its VF (null where nvidia-smi does not tell which of ``vfs``) and type; evidence: the
+    vGPU, and a domain or process that has the VF). ``backed``: {type id: GI profile name} of the MIG-backed types."""
+    typed = dict((v["address"], v["current_type"]["id"]) for v in gpu["vgpu_vfs"] if v["current_type"])
+    smi = smi_vgpus(ctx).get(pf.address, []) if typed else []
+
+    def evidence_of(addr):
+        vf = ctx.scan.get(addr)
+        if ctx.inuse is None or vf is None:
+            return []
+        return ctx.inuse.lookup(address=addr, iommu_group=vf.identity().get("iommu_group"))
+    assign_vgpu_vfs(smi, typed, lambda a: [e.get("name") for e in evidence_of(a) if e.get("kind") == "domain"])
     held_by = vgpu_gi_evidence(smi)
     by_id = dict((gi["id"], gi) for gi in mig["gpu_instances"])
+    type_of = dict((v["current_type"]["id"], v["current_type"]) for v in gpu["vgpu_vfs"] if v["current_type"])
     for gi in mig["gpu_instances"]:
         gi["vgpu"] = None
+    gi_of = dict((v["address"], v["gpu_instance_id"]) for v in smi if v["address"])
     vgpus = []
     for v in gpu["vgpu_vfs"]:
         t = v["current_type"]
-        profile = mig_vgpu_profile((t or {}).get("name"))
-        if not t or not profile:
-            continue
-        gid = gi_of.get(v["address"])
-        vgpus.append({"address": v["address"], "type": t, "profile": profile, "gpu_instance_id": gid})
-        gi = by_id.get(gid)
+        profile = backed.get(t["id"]) if t else None
+        if profile:
+            vgpus.append({"address": v["address"], "type": t, "profile": profile, "gpu_instance_id": gi_of.get(v["address"])})
+    for sv in smi:
+        gi = by_id.get(sv["gpu_instance_id"])
         if gi is None:
             continue
-        gi["vgpu"] = {"address": v["address"], "type": t}
+        gi["vgpu"] = {"address": sv["address"], "vfs": list(sv["vfs"]),
+                      "type": type_of.get(sv["type_id"]) or {"id": sv["type_id"], "name": sv["name"]}}
         gi["in_use"] = True
-        ev = list(held_by.get(gid, ()))
-        vf = ctx.scan.get(v["address"])
-        if ctx.inuse is not None and vf is not None:
-            ev += ctx.inuse.lookup(address=v["address"], iommu_group=vf.identity().get("iommu_group"))
+        ev = list(held_by.get(gi["id"], ()))
+        for a in sv["vfs"]:
+            ev += [e for e in evidence_of(a) if e not in ev]
         gi["in_use_by"] = ev + [e for e in gi["in_use_by"] if e not in ev]
     busy = Counter(gi["name"] for gi in mig["gpu_instances"] if gi.get("vgpu"))
     total = Counter(gi["name"] for gi in mig["gpu_instances"])
-    held = Counter(v["profile"] for v in vgpus if v["gpu_instance_id"] is None)
+    typed_on = Counter(v["profile"] for v in vgpus)  # a typed VF holds a GI even where nvidia-smi does not list it
+    names = dict((t["id"], t["name"]) for t in gpu["vgpu_types"])
     creatable = {}
     for v in gpu["vgpu_vfs"]:
         for tid in v["creatable_type_ids"]:
-            name = dict((t["id"], t["name"]) for t in gpu["vgpu_types"]).get(tid)
-            profile = mig_vgpu_profile(name)
+            profile = backed.get(tid)
             if profile and tid not in creatable:
-                creatable[tid] = {"id": tid, "name": name, "profile": profile,
-                                  "free": max(0, total[profile] - busy[profile] - held[profile])}
+                creatable[tid] = {"id": tid, "name": names.get(tid), "profile": profile,
+                                  "free": max(0, total[profile] - max(busy[profile], typed_on[profile]))}
     mig["vgpus"] = vgpus
     mig["creatable_vgpu_types"] = sorted(creatable.values(), key=lambda t: int(t["id"]))
 
@@ -416,11 +465,10 @@ def mig_layout_function(mig):
     return function_record(text, "MIG " + text, discovered_function_trait("MIG " + text))
 
 
-def mig_vgpu_inventory(mig, type_name):
-    """VGPU units of MIG-backed type ``type_name`` on a GPU: one per GI of the profile it runs on (free or holding
+def mig_vgpu_inventory(mig, profile):
+    """VGPU units of a MIG-backed type running on GI ``profile`` on a GPU: one per GI of that profile (free or holding
     one of its vGPUs), as Nova counts MIG-backed vGPUs (each VF offers the type while a GI is free, capped by
     ``[mdev_<type>] max_instances``, which its docs set to the number of GIs)."""
-    profile = mig_vgpu_profile(type_name)
     return sum(1 for gi in mig.get("gpu_instances") or [] if profile and gi.get("name") == profile)
 
 
@@ -510,11 +558,12 @@ class NvidiaGpuDriver(GpuDriver):
             return super(NvidiaGpuDriver, self).provider_specs(record, base_traits, function_traits)
         names = Counter(v["type"].get("name") or v["type"].get("id") for v in mig["vgpus"])
         name = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        profile = [v["profile"] for v in mig["vgpus"] if (v["type"].get("name") or v["type"].get("id")) == name][0]
         note = None
         if len(names) > 1:
             note = "vGPUs of several MIG-backed types (%s): one provider reports one type, %s" % (", ".join(sorted(names)), name)
         traits = base_traits + function_traits(record.get("function")) + [discovered_function_trait(name)]
-        return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, name), traits, note)]
+        return [(record.get("address"), "VGPU", mig_vgpu_inventory(mig, profile), traits, note)]
 
     # -- vendor-specific VFIO vGPU ----------------------------------------------------------------
     def vendor_vfio_why_not(self, unit):
@@ -648,13 +697,16 @@ class NvidiaGpuDriver(GpuDriver):
             mig = mig_state(ctx).get(func.address)
             if mig is not None and mig["mode_current"] is not None:
                 gpu["mig"] = mig
+                # which types are MIG-backed, and on which GI profile: nvidia-smi vgpu -s -v's GPU Instance Profile ID
+                backed = {}
+                if (gpu["vgpu_types"] or gpu["vgpu_vfs"]) and mig["gpu_instances"]:
+                    backed = mig_backed_types(smi_vgpu_types(ctx).get(func.address, {}), mig["profiles"])
                 for gi in mig["gpu_instances"]:
-                    # from the type names the card's VFs list already (no extra tool call)
-                    gi["vgpu_types"] = mig_vgpu_types(gpu["vgpu_types"], gi["name"])
+                    gi["vgpu_types"] = [t for t in gpu["vgpu_types"] if backed.get(t["id"]) == gi["name"]]
                 if mig["mode_current"] == "Enabled":
                     model = "dynamic"
                     if gpu["vgpu_vfs"]:
-                        _mig_vgpus(ctx, func, gpu, mig)
+                        _mig_vgpus(ctx, func, gpu, mig, backed)
                         if mig["vgpus"]:
                             out["function"] = mig_layout_function(mig)
         out["programming_model"] = model
@@ -662,7 +714,12 @@ class NvidiaGpuDriver(GpuDriver):
 
 
 # MIG layouts as a declaration and nvidia_mig give them
-PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+[a-z]+)?)$", re.I)
+# a GI profile name with its media-engine suffix, as `nvidia-smi mig -lgip` lists them: ``+me`` (one media engine),
+# ``+me.all`` (all of them), ``-me`` (none), ``+gfx`` (graphics) (NVIDIA MIG User Guide, "Supported MIG Profiles";
+# mig-parted's config-default.yaml uses all four)
+PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+me\.all|\+me|-me|\+gfx)?)$", re.I)
+# the word that asks for no GPU instance at all (an empty value never means "destroy every instance")
+NO_INSTANCES = "none"
 TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
 
 
@@ -672,14 +729,15 @@ def _profile_token(token, option):
     m = PROFILE_RE.match(t)
     if not m:
         raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
-                               "1g.10gb+me)" % (option, token))
+                               "1g.10gb+me, 1g.24gb+me.all, 1g.24gb-me, 1g.24gb+gfx)" % (option, token))
     return m.group(1).lower()
 
 
 def parse_layout(value, option="layout"):
     """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
-    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``[]``/``""``: no
-    instances."""
+    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``none``, ``[]`` or
+    ``{}``: no instances. A blank string (``""``, ``"\\n"``, ``['']``) is refused: a layout that destroys every GPU
+    instance must say so."""
     out = []
     if value is None:
         return None
@@ -687,8 +745,13 @@ def parse_layout(value, option="layout"):
         value = [{"profile": k, "count": v} for k, v in value.items()]
     if isinstance(value, str):
         text = value.strip()
-        # "+" joins terms, except in a profile name's "+me" suffix
-        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)] if text else []
+        if not text:
+            raise ProgrammingError("%s: an empty layout is refused; write %s for no GPU instance (every instance is "
+                                   "destroyed) or terms like \"2 x 3g.40gb + 1 x 1g.10gb\"" % (option, NO_INSTANCES))
+        if text.lower() == NO_INSTANCES:
+            return []
+        # "+" joins terms, except in a profile name's "+me"/"+gfx" suffix
+        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)]
         for term in terms:
             m = TERM_RE.match(term) if term else None
             if not m:

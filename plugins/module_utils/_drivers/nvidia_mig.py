@@ -34,6 +34,7 @@ import json
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (  # noqa: F401  pylint: disable=unused-import
+    assign_vgpu_vfs,
     carries_layout,
     gpu_minor,
     layout_text,
@@ -58,7 +59,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import D
 
 SMI = "nvidia-smi"
 NOT_FOUND = 6  # nvidia-smi's exit status when there is nothing to list
-QUERY = "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,mig.mode.pending"
+QUERY = "--query-gpu=index,pci.bus_id,pci.device_id,pci.sub_device_id,mig.mode.current,mig.mode.pending"
 CREATED_RE = re.compile(r"Successfully created GPU instance ID\s+(\d+)")
 COMPUTE_SLICES = 7
 
@@ -197,15 +198,46 @@ def load_mig_parted(config, option="mig_parted_config"):
     return config["mig-configs"]
 
 
-def _device_ids(value):
-    vals = value if isinstance(value, list) else [value]
-    return [("%s" % v).lower().replace("0x", "") for v in vals]
+def _pci_id(text, where):
+    """mig-parted's ``0x233510DE`` (device, then vendor) -> ``(device, vendor)`` as 4-digit lower-case hex."""
+    t = ("%s" % (text,)).strip().lower()
+    t = t[2:] if t.startswith("0x") else t
+    if not re.match(r"^[0-9a-f]{1,8}$", t):
+        raise ProgrammingError("%s: %r is not a PCI id like 0x233510DE (device then vendor) or "
+                               "0x233010DE:0x16C010DE (with the subsystem)" % (where, text))
+    t = t.rjust(8, "0")
+    return t[:4], t[4:]
 
 
-def mig_parted_entry(configs, name, index, device_id):
-    """The entry of mig-parted config ``name`` that applies to the GPU with nvidia-smi index ``index`` and PCI id
-    ``device_id`` (``0x20B010DE``): ``devices: all`` or a list holding ``index``, and a ``device-filter`` (when
-    present) naming the GPU's id. Returns ``(mode, layout names)``."""
+def filter_matches(filt, device_id, sub_device_id, where):
+    """Whether a mig-parted ``device-filter`` (one id or a list) names the GPU: ``0x233510DE`` matches on device and
+    vendor, ``0x233010DE:0x16C010DE`` also on the subsystem device and vendor (mig-parted's DeviceID.Matches); no
+    filter, or an empty one, matches every GPU."""
+    filters = [filt] if isinstance(filt, str) else filt
+    if filters is None or filters == "":
+        return True
+    if not isinstance(filters, list):
+        raise ProgrammingError("%s: expected a PCI id or a list of them" % where)
+    if not filters:
+        return True
+    gpu = _pci_id(device_id or "0", "device id")
+    sub = _pci_id(sub_device_id, "subsystem id") if sub_device_id and sub_device_id.lower().startswith("0x") else None
+    for f in filters:
+        primary, _sep, subsystem = ("%s" % (f,)).partition(":")
+        if _pci_id(primary, where) != gpu:
+            continue
+        if subsystem and (sub is None or _pci_id(subsystem, where) != sub):
+            continue
+        return True
+    return False
+
+
+def mig_parted_entry(configs, name, index, device_id, sub_device_id=None):
+    """The state mig-parted config ``name`` leaves the GPU with nvidia-smi index ``index``, PCI id ``device_id``
+    (``0x20B010DE``) and subsystem id ``sub_device_id`` (``0x16C010DE``) in. mig-parted applies every entry whose
+    ``devices`` (``all`` or a list holding ``index``) and ``device-filter`` (when present) match the GPU, in the
+    file's order, so the last of them decides the GPU's mode and layout. Returns ``(mode, layout names, entry
+    indexes applied)``."""
     if name not in configs:
         raise ProgrammingError("config_name: %r is not in the mig-parted config; it has: %s"
                                % (name, ", ".join(sorted(configs)) or "none"))
@@ -220,24 +252,24 @@ def mig_parted_entry(configs, name, index, device_id):
         devs = e["devices"]
         if devs != "all" and not (isinstance(devs, list) and all(isinstance(d, int) for d in devs)):
             raise ProgrammingError("%s.devices: expected 'all' or a list of GPU indexes" % where)
+        if not isinstance(e["mig-enabled"], bool):
+            raise ProgrammingError("%s.mig-enabled must be true or false" % where)
         if devs != "all" and index not in devs:
             continue
-        filt = e.get("device-filter")
-        if filt is not None and (device_id or "").lower().replace("0x", "") not in _device_ids(filt):
+        if not filter_matches(e.get("device-filter"), device_id, sub_device_id, where + ".device-filter"):
             continue
-        found.append((i, e))
+        found.append(i)
     if not found:
-        raise ProgrammingError("config_name: mig-configs.%s has no entry for GPU %d (device id %s)" % (name, index, device_id))
-    if len(found) > 1:
-        raise ProgrammingError("config_name: mig-configs.%s has %d entries for GPU %d (entries %s); keep one"
-                               % (name, len(found), index, ", ".join(str(i) for i, _e in found)))
-    e = found[0][1]
-    if not isinstance(e["mig-enabled"], bool):
-        raise ProgrammingError("mig_parted_config: mig-configs.%s[%d].mig-enabled must be true or false" % (name, found[0][0]))
+        raise ProgrammingError("config_name: mig-configs.%s has no entry for GPU %d (device id %s, subsystem %s)"
+                               % (name, index, device_id, sub_device_id or "unknown"))
+    last = found[-1]
+    e = entries[last]
+    for i in found[:-1]:  # what an earlier entry asks is checked too (a bad layout fails wherever it is)
+        parse_layout(entries[i].get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices" % (name, i))
     if not e["mig-enabled"]:
-        return "disabled", []
+        return "disabled", [], found
     return "enabled", parse_layout(e.get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices"
-                                   % (name, found[0][0]))
+                                   % (name, last)), found
 
 
 # -- reading the GPU -------------------------------------------------------------------------------------------
@@ -247,19 +279,19 @@ def _bus_id(address):
 
 
 def read_gpus(ops):
-    """[{index, address, device_id, mode_current, mode_pending}] of every GPU nvidia-smi sees."""
+    """[{index, address, device_id, sub_device_id, mode_current, mode_pending}] of every GPU nvidia-smi sees."""
     _rc, out, _err = ops.run_tool(SMI, [QUERY, "--format=csv,noheader"])
     gpus = []
     for line in out.splitlines():
         cols = [c.strip() for c in line.split(",")]
-        if len(cols) < 5 or not cols[0].isdigit():
+        if len(cols) < 6 or not cols[0].isdigit():
             continue
         addr = normalize_address(cols[1])
 
         def mode(v):
             return None if v.startswith("[") or v in ("", "N/A") else v
-        gpus.append({"index": int(cols[0]), "address": addr, "device_id": cols[2], "mode_current": mode(cols[3]),
-                     "mode_pending": mode(cols[4])})
+        gpus.append({"index": int(cols[0]), "address": addr, "device_id": cols[2], "sub_device_id": cols[3],
+                     "mode_current": mode(cols[4]), "mode_pending": mode(cols[5])})
     return gpus
 
 
@@ -330,12 +362,24 @@ def gpu_domains(ops, address):
 
 
 def vgpu_holders(ops, gpu):
-    """{gi id: [evidence]}: the MIG-backed vGPUs ``nvidia-smi vgpu -q`` lists on the GPU, by the GI each holds. A
-    tool without vGPU support (the plain datacenter driver) answers with an error: no vGPU holds a GI then."""
+    """{gi id: [evidence]}: the MIG-backed vGPUs ``nvidia-smi vgpu -q`` lists on the GPU, by the GI each holds, tied to
+    the host VF that has it (its ``Bus Id`` is the guest's address: the VFs' ``nvidia/current_vgpu_type`` and the
+    running domains tell). A tool without vGPU support (the plain datacenter driver) answers with an error or "No
+    supported devices in vGPU mode": no vGPU holds a GI then."""
     rc, out, _err = ops.run_tool(SMI, ["vgpu", "-q", "-i", str(gpu["index"])], check=False)
     if rc != 0:
         return {}
-    return vgpu_gi_evidence(parse_vgpu_query(out).get(gpu["address"], []))
+    vgpus = parse_vgpu_query(out).get(gpu["address"], [])
+    if not vgpus:
+        return {}
+    units, _mdevs = _units_of_gpu(ops, gpu["address"])
+    typed = {}
+    for vf in units[1:]:
+        cur = (ops.sysfs.read_optional("%s/%s/nvidia/current_vgpu_type" % (DEVICES, vf)) or "").strip()
+        if cur.isdigit() and int(cur):
+            typed[vf] = str(int(cur))
+    assign_vgpu_vfs(vgpus, typed, lambda a: [e.get("name") for e in ops.evidence(address=a) if e.get("kind") == "domain"])
+    return vgpu_gi_evidence(vgpus)
 
 
 def instance_evidence(ops, gpu, gis):
@@ -366,7 +410,9 @@ def fits(profiles, kept, wanted):
         used |= set(range(start, start + size))
         compute += profiles.get(gi["name"], {}).get("compute", profile_slices(gi["name"]))
         count[gi["name"]] = count.get(gi["name"], 0) + 1
-    if compute + sum(profiles[n]["compute"] for n in wanted) > COMPUTE_SLICES:
+    # the card's compute slices: those of its whole-GPU profile (7; 4 on an A30)
+    limit = max([p["compute"] for p in profiles.values()] or [COMPUTE_SLICES])
+    if compute + sum(profiles[n]["compute"] for n in wanted) > limit:
         return False
     for n in set(wanted):
         if count.get(n, 0) + wanted.count(n) > profiles[n]["total"]:
@@ -674,7 +720,8 @@ def desired_from_params(p, ops):
             raise ProgrammingError("config_name: the name of a mig-configs entry is needed with mig_parted_config")
         configs = load_mig_parted(p["mig_parted_config"])
         gpu = find_gpu(ops, address, p.get("gpu"))
-        pmode, names = mig_parted_entry(configs, p["config_name"], gpu["index"], gpu["device_id"])
+        pmode, names, _applied = mig_parted_entry(configs, p["config_name"], gpu["index"], gpu["device_id"],
+                                                  gpu.get("sub_device_id"))
         if mode is not None and mode != pmode:
             raise ProgrammingError("mode: %s contradicts mig-configs.%s (mig-enabled: %s)" % (mode, p["config_name"], pmode == "enabled"))
         mode = pmode

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import mig_vgpu_profile, parse_vgpu_supported, parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_supported_types, parse_vgpu_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import SMI, find_gpu, read_layout
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, ProgrammingError, blocking, future_vf_addresses, read_pf
@@ -227,51 +227,53 @@ def _vendor_unit_steps(ops, files, plan, module_name, addr, body, mig):
 def _mig_backing(ops, addr, desired, resolver, tid):
     """For a GPU in MIG mode or a MIG-backed type: ``{profile, index, instances}`` (the GPU instances of the profile
     the type runs on), after refusing what cannot run: a MIG-backed type on a GPU not in MIG mode, a time-sliced type
-    on one in MIG mode, more vGPUs than instances of the profile. None for a time-sliced type where nvidia-smi cannot
-    tell (not installed: as before MIG) or the GPU is not in MIG mode."""
-    if not desired.count:
+    on one in MIG mode, more vGPUs than instances of the profile. A type is MIG-backed when ``nvidia-smi vgpu -s -v``
+    gives it a ``GPU Instance Profile ID`` (its name does not tell: Blackwell's ``DC-1-2Q`` is MIG-backed). None for a
+    time-sliced type on a GPU not in MIG mode, and where nvidia-smi cannot tell (not installed, or not answering for
+    the GPU: as before MIG)."""
+    if not desired.count or not (ops.can_run() and ops.find_tool(SMI)):
         return None
-    name = resolver.known.get(tid) if tid is not None else None
-    name = name or ("%s" % desired.type if not ("%s" % desired.type).strip().isdigit() else None)
-    profile = mig_vgpu_profile(name)
-    if profile is None and not (ops.can_run() and ops.find_tool(SMI)):
-        return None
-    if not ops.find_tool(SMI):
-        raise ProgrammingError("type: %s is a MIG-backed vGPU type (it runs on a %s GPU instance); nvidia-smi is needed to read "
-                               "the GPU instances of %s and is not installed" % (name, profile, addr))
     try:
         gpu = find_gpu(ops, addr)
     except ProgrammingError:
-        if profile is None:
-            return None  # a time-sliced type where nvidia-smi does not answer for the GPU: as before MIG
-        raise
-    if gpu["mode_current"] != "Enabled":
-        if profile is None:
-            return None
+        return None
+    # the card's types with the GI profile each runs on; also names the wanted type in check mode (no VF lists it
+    # before the VFs are on, nor once every instance of its profile is taken), so that check mode plans the boot unit
+    rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])], check=False)
+    types = parse_vgpu_supported_types(out if rc == 0 else "").get(addr, {})
+    for type_id, t in types.items():
+        if t["name"]:
+            resolver.known.setdefault(type_id, t["name"])
+    tid = tid if tid is not None else resolver.resolve()
+    t = types.get(tid) if tid is not None else None
+    name = resolver.known.get(tid) if tid is not None else None
+    label = name or desired.type
+    profile_id = t["gi_profile_id"] if t else None
+    enabled = gpu["mode_current"] == "Enabled"
+    if profile_id is None and not enabled:
+        return None
+    if t is None:
+        raise ProgrammingError("type: %s is in MIG mode and neither its VFs nor nvidia-smi (vgpu -s -v) list vGPU type %s, so "
+                               "whether it is MIG-backed cannot be told; give a type they list (as NVIDIA H100XM-1-10C)"
+                               % (addr, desired.type))
+    gis, profiles = read_layout(ops, gpu["index"])
+    profile = next((n for n, p in profiles.items() if p["id"] == profile_id), None) if profile_id is not None else None
+    if not enabled:
         raise ProgrammingError("type: %s is a MIG-backed vGPU type (it runs on a %s GPU instance) and %s is not in MIG mode "
                                "(mig.mode.current %s): set its MIG mode and layout with nvidia_mig first"
-                               % (name, profile, addr, gpu["mode_current"] or "N/A"))
-    if tid is None or name is None:
-        # the type's id and name on this card from nvidia-smi, so that check mode plans the boot unit too (no VF lists
-        # the type before the VFs are on, nor once every instance of its profile is taken); where it fails, the id is
-        # learnt from the VFs while running, as on other cards
-        rc, out, _err = ops.run_tool(SMI, ["vgpu", "-s", "-v", "-i", str(gpu["index"])], check=False)
-        for type_id, type_name in parse_vgpu_supported(out if rc == 0 else "").get(addr, {}).items():
-            resolver.known.setdefault(type_id, type_name)
-        name = resolver.known.get(resolver.resolve()) or name
-        profile = mig_vgpu_profile(name)
-    if name is None:
-        raise ProgrammingError("type: %s is in MIG mode and neither its VFs nor nvidia-smi name vGPU type %s, so whether it is "
-                               "MIG-backed cannot be told; give the type's name (as NVIDIA H100-1-10C)" % (addr, desired.type))
+                               % (label, profile or "profile %d" % profile_id, addr, gpu["mode_current"] or "N/A"))
+    if profile_id is None:
+        raise ProgrammingError("type: %s is not a MIG-backed vGPU type (nvidia-smi vgpu -s -v gives it no GPU Instance Profile "
+                               "ID) and %s is in MIG mode, where only MIG-backed types run" % (label, addr))
     if profile is None:
-        raise ProgrammingError("type: %s is not a MIG-backed vGPU type (<card>-<slices>-<GB>C, as NVIDIA H100-1-10C) and %s is "
-                               "in MIG mode, where only MIG-backed types run" % (name, addr))
-    instances = sorted(gi["id"] for gi in read_layout(ops, gpu["index"])[0] if gi["name"] == profile)
+        raise ProgrammingError("type: %s runs on GPU instance profile %d, which %s does not offer (nvidia-smi mig -lgip lists: "
+                               "%s)" % (label, profile_id, addr, ", ".join("%s (%d)" % (n, p["id"]) for n, p in sorted(profiles.items()))))
+    instances = sorted(gi["id"] for gi in gis if gi["name"] == profile)
     if desired.count > len(instances):
         raise ProgrammingError("count: %s has %d GPU instance(s) of profile %s (%s) for vGPU type %s; %d asked (each MIG-backed "
                                "vGPU holds one instance: add instances to the layout with nvidia_mig)"
                                % (addr, len(instances), profile, ", ".join("GI %d" % i for i in instances) or "none",
-                                  name, desired.count))
+                                  label, desired.count))
     return {"profile": profile, "index": gpu["index"], "instances": instances}
 
 

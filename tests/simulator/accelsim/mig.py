@@ -15,12 +15,17 @@ README and pkg/mig/mode, for the pending/reset behaviour; facts only):
 - a GI of a profile takes ``size`` memory slices at one of the profile's placement starts (accelsim/
   mig_profiles.py) and its ``<n>g`` compute slices out of 7; creation fails with ``Insufficient Resources``
   when no start is free or the compute slices or the profile's instance limit are used up;
-- which free start the driver picks: the highest for the half-GPU and larger profiles (4 or more memory
-  slices), the lowest for the others; this reproduces the user guide's geometry example (``-cgi
-  9,19,14,19`` on an A100 40GB gives 3g at 4:4, 1g at 0:1, 2g at 2:2 and 1g at 1:1);
-- GI ids follow the placement: the position of the memory-slice block in the binary split of the 8 slices
-  (8 slices: id 0; 4 slices: 1 + start/4; 2 slices: 3 + start/2; 1 slice: 7 + start), as the user guide's
-  listings show (3g at 4:4 is GI 2, 1g at 0:1 is GI 7);
+- which free start the driver picks is its own choice and varies between driver releases (an order the user
+  guide shows, ``-cgi 19,19,14,9``, fails on real hardware): the simulator takes the highest free start for
+  the half-GPU and larger profiles (4 or more memory slices: real captures show a 3g at 4:4 first, DCGM issue
+  138) and a seeded choice among the free starts for the smaller ones, so code that predicts placements
+  instead of reading them back (``-lgi``) fails here as it would on a real GPU;
+- GI ids are the driver's choice too, not a function of the placement: real captures show a 3g at 4:4 as GI 1
+  and a 1g at 3:1 as GI 14 (DCGM issue 138), seven 1g on an H100 PCIe as GIs 7, 8, 9, 11, 12, 13, 14, and on an
+  A30 1g at 0:1 as GI 3, 1g at 1:1 as GI 4 and 2g at 2:2 as GI 2 (a published A30 capture, driver 535.183.01).
+  The simulator gives the whole-GPU profile GI 0 and every other GI a seeded choice among the free ids 1-14
+  (seeded by the GPU's uuid, the boot and how many GIs it made), so two GPUs given the same layout get
+  different ids and reruns of a lab the same ones;
 - the default CI of a GI (``-C``, or ``-cci`` without a profile) spans all its compute slices; its CI profile id
   is that of the ``<n>c`` profile (1c 0, 2c 1, 3c 2, 4c 3, 7c 4) and its id 0;
 - a GI that still has CIs, a CI or GI whose capability device a process holds, cannot be destroyed (``In use
@@ -43,11 +48,11 @@ README and pkg/mig/mode, for the pending/reset behaviour; facts only):
 """
 
 import copy
+import random
 
-from .mig_profiles import COMPUTE_SLICES, profiles as profile_table
+from .mig_profiles import compute_slices, profiles as profile_table
 
 CI_PROFILE_BY_SLICES = {1: 0, 2: 1, 3: 2, 4: 3, 7: 4}
-GI_BASE = {8: 0, 4: 1, 2: 3, 1: 7}
 GIS_PER_GPU = 15
 CIS_PER_GI = 8
 MINORS_PER_GPU = GIS_PER_GPU * (1 + CIS_PER_GI)
@@ -107,10 +112,6 @@ def _placement(text):
     return start, size
 
 
-def gi_id(start, size):
-    return GI_BASE[size] + start // size
-
-
 def gi_minor(index, gi):
     return 3 + MINORS_PER_GPU * index + (1 + CIS_PER_GI) * gi
 
@@ -148,8 +149,9 @@ def find_profile(table, token):
     return None
 
 
-def create_gi(m, table, profile):
-    """Create one GI of ``profile`` in ``m`` (a GPU's MIG state); returns it or raises MigError."""
+def create_gi(m, table, profile, seed=""):
+    """Create one GI of ``profile`` in ``m`` (a GPU's MIG state); returns it or raises MigError. ``seed`` (the
+    GPU's uuid and boot) makes the driver's choices of placement and id repeatable for a lab."""
     used = set()
     compute = 0
     same = 0
@@ -159,10 +161,15 @@ def create_gi(m, table, profile):
         compute += slices.get(gi["profile_id"], 0)
         same += gi["profile_id"] == profile["id"]
     free = [s for s in profile["starts"] if not _span(s, profile["size"]) & used]
-    if not free or compute + profile["compute_slices"] > COMPUTE_SLICES or same >= profile["total"]:
+    if not free or compute + profile["compute_slices"] > compute_slices(table) or same >= profile["total"]:
         raise MigError("Insufficient Resources", 255)
-    start = max(free) if profile["size"] >= 4 else min(free)
-    gi = {"id": gi_id(start, profile["size"]), "profile_id": profile["id"], "name": profile["name"],
+    m["made"] = m.get("made", 0) + 1
+    rng = random.Random("%s/%d" % (seed, m["made"]))
+    start = max(free) if profile["size"] >= 4 else rng.choice(free)
+    whole = profile["compute_slices"] == compute_slices(table)
+    taken = set(gi["id"] for gi in m["gpu_instances"])
+    gid = 0 if whole else rng.choice([i for i in range(1, GIS_PER_GPU) if i not in taken])
+    gi = {"id": gid, "profile_id": profile["id"], "name": profile["name"],
           "placement": "%d:%d" % (start, profile["size"]), "compute_instances": []}
     m["gpu_instances"].append(gi)
     m["gpu_instances"].sort(key=lambda x: x["id"])

@@ -9,10 +9,15 @@ Sources (facts only, no text copied):
 - Profile ids, names, instance counts, placements: NVIDIA Multi-Instance GPU User Guide, "Supported MIG
   Profiles" (A100 and H100 tables) and "Getting Started with MIG" (``nvidia-smi mig -lgip`` and
   ``-lgipp`` of an A100-SXM4-40GB), https://docs.nvidia.com/datacenter/tesla/mig-user-guide/ .
-- Device ids: the pci.ids database (20b0 A100 SXM4 40GB, 20b2 A100 SXM4 80GB, 20b5 A100 PCIe 80GB, 20f1
-  A100 PCIe 40GB, 2330 H100 SXM5 80GB, 2331 H100 PCIe) and NVIDIA/mig-parted's
-  deployments/systemd/config-default.yaml, whose device filters group 0x20B0/0x20F1 as "A100-40GB" and
-  0x2330/0x2331 as "H100-80GB".
+- Device ids: the pci.ids database (20b0 A100 SXM4 40GB, 20b1 A100 PCIe 40GB, 20b2 A100 SXM4 80GB, 20b5
+  A100 PCIe 80GB, 20f1 A100 PCIe 40GB, 20b7 A30, 2330 H100 SXM5 80GB, 2331 H100 PCIe, 2335 H200 SXM 141GB,
+  233b H200 NVL) and NVIDIA/mig-parted's deployments/systemd/config-default.yaml, whose device filters group
+  0x20B0/0x20B1/0x20F1 as "A100-40GB", 0x2330/0x2331 as "H100-80GB" and 0x2335/0x233B as "H200 141GB, H200 NVL".
+- H200 (2335, 233b): the real capture tests/captures/nvidia-h200-580.159.04 (``nvidia-smi mig -lgip`` and
+  ``-lgipp`` of an H200 SXM, driver 580.159.04); mig-parted groups the H200 NVL with it.
+- A30 (20b7): 4 memory slices and 4 compute slices (NVIDIA MIG User Guide, "A30 MIG Profiles"); ids, memory,
+  engines and placements from a published ``nvidia-smi mig -lgip``/``-lgipp`` capture of an A30 24GB (driver
+  535.183.01: 1g.6gb id 14 {0,1,2,3}:1, 1g.6gb+me 21, 2g.12gb 5 {0,2}:2, 2g.12gb+me 6, 4g.24gb 0 {0}:4).
 - Memory GiB and engine counts (SM/DEC/ENC/CE/JPEG/OFA) as the driver reports them: the user guide's
   A100-40GB ``-lgip`` listing (R525+ drivers, with 1g.10gb id 15); published ``nvidia-smi mig -lgip``
   captures of an H100 80GB HBM3 (SXM5, 132 SMs) and an H100 PCIe (driver 570.169, 114 SMs) and of an
@@ -65,9 +70,32 @@ H100_PCIE_80GB = (
     (0, "7g.80gb", 1, "79.25", 114, 7, 0, 8, 7, 1, (0,), 8),
 )
 
+H200_141GB = (
+    (19, "1g.18gb", 7, "16.00", 16, 1, 0, 1, 1, 0, _A1, 1),
+    (20, "1g.18gb+me", 1, "16.00", 16, 1, 0, 1, 1, 1, _A1, 1),
+    (15, "1g.35gb", 4, "32.50", 26, 1, 0, 1, 1, 0, _A2, 2),
+    (14, "2g.35gb", 3, "32.50", 32, 2, 0, 2, 2, 0, _B2, 2),
+    (9, "3g.71gb", 2, "69.75", 60, 3, 0, 3, 3, 0, _A4, 4),
+    (5, "4g.71gb", 1, "69.75", 64, 4, 0, 4, 4, 0, (0,), 4),
+    (0, "7g.141gb", 1, "140.00", 132, 7, 0, 8, 7, 1, (0,), 8),
+)
+
+# the A30 splits into 4 memory slices and 4 compute slices (its largest profile, 4g.24gb, takes them all)
+A30_24GB = (
+    (14, "1g.6gb", 4, "5.81", 14, 1, 0, 1, 0, 0, (0, 1, 2, 3), 1),
+    (21, "1g.6gb+me", 1, "5.81", 14, 1, 0, 1, 1, 1, (0, 1, 2, 3), 1),
+    (5, "2g.12gb", 2, "11.69", 28, 2, 0, 2, 0, 0, (0, 2), 2),
+    (6, "2g.12gb+me", 1, "11.69", 28, 2, 0, 2, 1, 1, (0, 2), 2),
+    (0, "4g.24gb", 1, "23.44", 56, 4, 0, 4, 1, 1, (0,), 4),
+)
+
 BY_DEVICE = {
     0x20b0: A100_40GB,        # A100 SXM4 40GB
+    0x20b1: A100_40GB,        # A100 PCIe 40GB
     0x20f1: A100_40GB,        # A100 PCIe 40GB
+    0x20b7: A30_24GB,         # A30
+    0x2335: H200_141GB,       # H200 SXM 141GB
+    0x233b: H200_141GB,       # H200 NVL
     0x20b2: A100_80GB,        # A100 SXM4 80GB
     0x20b5: A100_80GB,        # A100 PCIe 80GB
     0x2330: H100_SXM5_80GB,   # H100 SXM5 80GB
@@ -76,6 +104,11 @@ BY_DEVICE = {
 
 COMPUTE_SLICES = 7
 MEMORY_SLICES = 8
+
+
+def compute_slices(table):
+    """The compute slices of the card: those of its whole-GPU profile (7 on A100/H100/H200, 4 on the A30)."""
+    return max(p["compute_slices"] for p in table) if table else COMPUTE_SLICES
 
 
 def profiles(device_id):
@@ -110,5 +143,5 @@ def free_count(profile, table, gpu_instances):
         used_compute += slices.get(gi["profile_id"], 0)
         same += gi["profile_id"] == profile["id"]
     fit = sum(1 for s in profile["starts"] if not set(range(s, s + profile["size"])) & used_mem)
-    fit = min(fit, (COMPUTE_SLICES - used_compute) // profile["compute_slices"], profile["total"] - same)
+    fit = min(fit, (compute_slices(table) - used_compute) // profile["compute_slices"], profile["total"] - same)
     return max(fit, 0)

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from accelsim.render import render_tree
+from accelsim.kernel import domain_xml
 
 from .helpers import expect_errno
 
@@ -44,6 +45,11 @@ def backing(h):
     return dict((gi["id"], gi.get("vgpu_vf")) for gi in h.state()["mig"][PF]["gpu_instances"])
 
 
+def gi_ids(h, name):
+    """The ids the simulated driver chose for the GIs of profile ``name`` (read back, never predicted)."""
+    return sorted(gi["id"] for gi in h.state()["mig"][PF]["gpu_instances"] if gi["name"] == name)
+
+
 def test_creatable_types_follow_the_free_gpu_instances(lab):
     assert creatable(lab, VF0) == [], "MIG mode on and no GPU instance: nothing is creatable, time-sliced types neither"
     layout(lab, "3g.40gb,1g.10gb,1g.10gb")
@@ -52,15 +58,16 @@ def test_creatable_types_follow_the_free_gpu_instances(lab):
         host.set_vgpu_type(VF0, "%d" % T_3_40C)
     assert creatable(lab, VF0) == [], "a VF with a type lists nothing"
     assert creatable(lab, VF1) == [T_1_10C], "the one 3g.40gb instance backs VF0's vGPU"
-    assert backing(lab) == {2: VF0, 7: None, 8: None}
+    (g3,), (g1a, g1b) = gi_ids(lab, "3g.40gb"), gi_ids(lab, "1g.10gb")
+    assert backing(lab) == {g3: VF0, g1a: None, g1b: None}
     with lab.transaction() as host:
         host.set_vgpu_type(VF1, "%d" % T_1_10C)
         host.set_vgpu_type(VF2, "%d" % T_1_10C)
-    assert backing(lab) == {2: VF0, 7: VF1, 8: VF2}
+    assert backing(lab) == {g3: VF0, g1a: VF1, g1b: VF2}
     assert creatable(lab, "0000:1b:00.7") == []
     with lab.transaction() as host:
         host.set_vgpu_type(VF1, "0")
-    assert backing(lab)[7] is None and creatable(lab, "0000:1b:00.7") == [T_1_10C], "writing 0 frees the GI"
+    assert backing(lab)[g1a] is None and creatable(lab, "0000:1b:00.7") == [T_1_10C], "writing 0 frees the GI"
 
 
 def test_the_kernel_refuses_what_is_not_creatable(lab):
@@ -86,21 +93,22 @@ def test_a_gpu_instance_backing_a_vgpu_cannot_be_destroyed(lab):
     layout(lab, "3g.40gb,1g.10gb")
     with lab.transaction() as host:
         host.set_vgpu_type(VF0, "%d" % T_1_10C)
-    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dci", "-i", "0", "-gi", "7")
+    (g1,) = gi_ids(lab, "1g.10gb")
+    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dci", "-i", "0", "-gi", str(g1))
     assert rc == 255
-    assert "Unable to destroy compute instance ID  0 from GPU  0 GPU instance ID  7: In use by another client" in out
+    assert ("Unable to destroy compute instance ID  0 from GPU  0 GPU instance ID %2d: In use by another client" % g1) in out
     rc, out, _err = lab.tool("nvidia-smi", "mig", "-dgi", "-i", "0")
     assert rc == 255
-    assert "Unable to destroy GPU instance ID  7 from GPU  0: In use by another client" in out.splitlines()
-    assert "Successfully destroyed" not in out, "GI 2 still has its compute instance"
+    assert ("Unable to destroy GPU instance ID %2d from GPU  0: In use by another client" % g1) in out.splitlines()
+    assert "Successfully destroyed" not in out, "the 3g.40gb GI still has its compute instance"
     rc, out, _err = lab.tool("nvidia-smi", "-i", "0", "-mig", "0")
     assert rc == 255 and "Unable to disable MIG Mode" in out
     with lab.transaction() as host:
         host.set_vgpu_type(VF0, "0")
-    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dci", "-i", "0", "-gi", "7")
+    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dci", "-i", "0", "-gi", str(g1))
     assert rc == 0, out
-    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dgi", "-i", "0", "-gi", "7")
-    assert rc == 0 and out.strip() == "Successfully destroyed GPU instance ID  7 from GPU  0"
+    rc, out, _err = lab.tool("nvidia-smi", "mig", "-dgi", "-i", "0", "-gi", str(g1))
+    assert rc == 0 and out.strip() == "Successfully destroyed GPU instance ID %2d from GPU  0" % g1
 
 
 def test_nvidia_smi_vgpu_shows_the_gpu_instance_of_each_vgpu(lab):
@@ -108,16 +116,23 @@ def test_nvidia_smi_vgpu_shows_the_gpu_instance_of_each_vgpu(lab):
     rc, out, _err = lab.tool("nvidia-smi", "vgpu", "-c", "-v", "-i", "0")
     assert rc == 0
     assert "        GPU Instance Profile ID           : 9" in out.splitlines()
-    assert "NVIDIA H100-3-40C" in out and "NVIDIA H100-2-20C" not in out
+    assert "NVIDIA H100XM-3-40C" in out and "NVIDIA H100XM-2-20C" not in out
     with lab.transaction() as host:
         host.set_vgpu_type(VF1, "%d" % T_3_40C)
     rc, out, _err = lab.tool("nvidia-smi", "vgpu", "-q")
     assert rc == 0
     lines = out.splitlines()
     assert lines[:2] == ["GPU 00000000:1B:00.0", "    Active vGPUs                          : 1"]
-    assert "        vGPU Name                         : NVIDIA H100-3-40C" in lines
-    assert "        GPU Instance ID                   : 2" in lines
-    assert "            Bus Id                        : 00000000:1B:00.5" in lines
+    assert "        vGPU Name                         : NVIDIA H100XM-3-40C" in lines
+    assert "        GPU Instance ID                   : %d" % gi_ids(lab, "3g.40gb")[0] in lines
+    # the Bus Id is the vGPU's address inside the guest, not the host VF 0000:1b:00.5 (driver 580.x captures)
+    assert "            Bus Id                        : 00000000:00:00.0" in lines
+    assert "        VM Name                           : N/A" in lines
+    with lab.transaction() as host:
+        host.add_domain("instance-00000001", domain_xml("instance-00000001", [{"pci": VF1}]))
+    lines = lab.tool("nvidia-smi", "vgpu", "-q")[1].splitlines()
+    assert "        VM Name                           : instance-00000001" in lines
+    assert "            Bus Id                        : 00000000:00:05.0" in lines
 
 
 def test_vgpus_and_their_gpu_instances_are_gone_after_a_reboot(lab):
@@ -135,7 +150,7 @@ def test_disabling_the_vfs_frees_the_gpu_instances(lab):
         host.set_vgpu_type(VF0, "%d" % T_1_10C)
     rc, _out, err = lab.tool("sriov-manage", "-d", PF)
     assert rc == 0, err
-    assert backing(lab) == {7: None}
+    assert list(backing(lab).values()) == [None]
 
 
 def test_boot_order_follows_after_and_before(tmp_path):

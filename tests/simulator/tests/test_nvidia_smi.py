@@ -2,6 +2,7 @@
 vgpu -s/-c."""
 
 import copy
+import os
 
 import pytest
 
@@ -77,15 +78,19 @@ def test_mig_lci_table_and_filters(host):
     rc, out, _err = host.tool("nvidia-smi", "mig", "-lci", "-i", "1", "-gi", "9")
     assert [line for line in out.splitlines() if "MIG" in line] == rows[1:]
     rc, out, _err = host.tool("nvidia-smi", "mig", "-lgi", "-i", "0")
-    assert (rc, out) == (6, "No MIG-enabled devices found.\n")  # the L40 is not MIG capable
+    assert (rc, out) == (0, "No MIG-enabled devices found.\n")  # the L40 is not MIG capable (exit 0 as on a real H200)
     rc, out, _err = host.tool("nvidia-smi", "mig", "-lci", "-gi", "13")
     assert (rc, out) == (6, "No compute instances found: Not Found\n")
 
 
 def test_mig_disabled_and_enabled_without_instances(tmp_path):
     h = render_tree(mig_lab(mode="Disabled"), str(tmp_path / "off"))
-    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgi")
-    assert (rc, out) == (6, "No MIG-enabled devices found.\n")
+    # as the real H200 capture (tests/captures/nvidia-h200-580.159.04): the message on stdout, exit 0
+    for listing in ("-lgi", "-lci"):
+        rc, out, _err = h.tool("nvidia-smi", "mig", listing)
+        assert (rc, out) == (0, "No MIG-enabled devices found.\n")
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgip", "-i", "1")  # profiles are listed with MIG disabled
+    assert rc == 0 and "MIG 7g.80gb" in out and " 7/7 " in out
     rc, out, _err = h.tool("nvidia-smi", "--query-gpu=mig.mode.current", "--format=csv,noheader", "-i", "1")
     assert out == "Disabled\n"
     h = render_tree(mig_lab(instances=False), str(tmp_path / "empty"))
@@ -173,7 +178,7 @@ def test_mig_lgip_full_layout_and_placements(tmp_path):
         "GPU  0 Profile ID  0 Placement : {0}:8"]
 
 
-def test_mig_lgip_needs_mig_enabled_and_a_known_card(host, tmp_path):
+def test_mig_lgip_needs_a_mig_capable_card_the_simulator_knows(host, tmp_path):
     rc, out, _err = host.tool("nvidia-smi", "mig", "-lgip", "-i", "0")  # the L40: not MIG capable
     assert rc == 6 and out == "No MIG-enabled devices found.\n"
     lab = mig_lab()
@@ -181,3 +186,48 @@ def test_mig_lgip_needs_mig_enabled_and_a_known_card(host, tmp_path):
     h = render_tree(lab, str(tmp_path / "unknown"))
     rc, _out, err = h.tool("nvidia-smi", "mig", "-lgip")
     assert rc == 2 and "no MIG profile table for device 0x20b6" in err
+
+
+CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "captures", "nvidia-h200-580.159.04", "commands")
+
+
+def _captured(name):
+    with open(os.path.join(CAPTURE, name + ".stdout")) as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("device", [0x2335, 0x233b])
+def test_h200_profiles_match_the_real_capture(tmp_path, device):
+    """An H200 (SXM 2335, NVL 233b) with MIG disabled and no vGPU manager answers mig -lgip/-lgipp/-lgi/-lci and the
+    vgpu listings as the real H200 did, byte for byte (driver 580.159.04; mig-parted groups the NVL with the SXM)."""
+    lab = mig_lab(mode="Disabled")
+    h200 = lab["functions"][-1]
+    h200["device"] = device
+    h200["bdf"] = "0000:00:06.0"
+    lab["functions"] = [h200]
+    h = render_tree(lab, str(tmp_path / "h200"))
+    for name, args in (("smi-mig-lgip", ("mig", "-lgip")), ("smi-mig-lgipp", ("mig", "-lgipp")),
+                       ("smi-mig-lgi", ("mig", "-lgi")), ("smi-mig-lci", ("mig", "-lci")), ("smi-vgpu", ("vgpu",)),
+                       ("smi-vgpu-q", ("vgpu", "-q")), ("smi-vgpu-s-v", ("vgpu", "-s", "-v")),
+                       ("smi-vgpu-c", ("vgpu", "-c"))):
+        rc, out, _err = h.tool("nvidia-smi", *args)
+        assert (rc, out) == (0, _captured(name)), name
+
+
+def test_a30_and_a100_pcie_40gb_have_profile_tables(tmp_path):
+    """A30 (20b7: 4 memory and 4 compute slices) and A100 PCIe 40GB (20b1) are known to the simulator."""
+    lab = mig_lab(instances=False)
+    gpu = lab["functions"][-1]
+    gpu["device"] = 0x20b7
+    h = render_tree(lab, str(tmp_path / "a30"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgipp", "-i", "1")
+    assert rc == 0 and out.splitlines() == [
+        "GPU  1 Profile ID 14 Placements: {0,1,2,3}:1", "GPU  1 Profile ID 21 Placements: {0,1,2,3}:1",
+        "GPU  1 Profile ID  5 Placements: {0,2}:2", "GPU  1 Profile ID  6 Placements: {0,2}:2",
+        "GPU  1 Profile ID  0 Placement : {0}:4"]
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-cgi", "5,14,14,14", "-i", "1")  # 2 + 1 + 1 of 4 slices, then none
+    assert rc != 0 and out.count("Successfully created GPU instance") == 3 and "Insufficient Resources" in out
+    gpu["device"] = 0x20b1
+    h = render_tree(lab, str(tmp_path / "a100"))
+    rc, out, _err = h.tool("nvidia-smi", "mig", "-lgip", "-i", "1")
+    assert rc == 0 and "MIG 1g.5gb " in out and "MIG 7g.40gb" in out

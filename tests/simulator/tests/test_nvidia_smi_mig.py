@@ -1,12 +1,15 @@
 """The nvidia-smi fake's MIG changes (mig -cgi/-cci/-dci/-dgi, -mig 0|1) and the MIG state's life across a
 reboot, on the gpu-mig-a100 (one instance in use) and gpu-mig-h100 labs."""
 
+import copy
 import os
+import re
 
 import pytest
 
 from accelsim import mig
 from accelsim.mig_profiles import profiles
+from accelsim.model import load_lab
 from accelsim.render import render_tree
 
 
@@ -25,25 +28,30 @@ def gis(h):
             for g in h.state()["mig"][next(iter(h.state()["mig"]))]["gpu_instances"]]
 
 
+CREATED = re.compile(r"^Successfully created GPU instance ID +(\d+) on GPU +0 using profile MIG (\S+) \(ID +(\d+)\)$")
+
+
 def test_create_with_default_compute_instances_follows_the_placement_rules(h100):
     rc, out, _err = h100.tool("nvidia-smi", "mig", "-cgi", "2g.20gb", "-C", "-i", "0")
     assert rc == 0, out
-    assert out.splitlines() == [
-        "Successfully created GPU instance ID  4 on GPU  0 using profile MIG 2g.20gb (ID 14)",
-        "Successfully created compute instance ID  0 on GPU  0 GPU instance ID  4 using profile MIG 2g.20gb (ID  1)",
-    ]
-    # the only free 2-slice start of the H100 lab is 2 (0:1, 1:1 and 4:4 are taken): GI id 3 + 2/2
-    assert (4, "2g.20gb", "2:2", 1) in gis(h100)
+    lines = out.splitlines()
+    gid = int(CREATED.match(lines[0]).group(1))
+    assert lines[1] == ("Successfully created compute instance ID  0 on GPU  0 GPU instance ID %2d using profile "
+                        "MIG 2g.20gb (ID  1)" % gid)
+    # the only free 2-slice start of the H100 lab is 2 (0:1, 1:1 and 4:4 are taken); the id is the driver's choice
+    assert (gid, "2g.20gb", "2:2", 1) in gis(h100)
 
 
 def test_insufficient_resources_stops_at_the_first_refusal(h100):
     rc, out, _err = h100.tool("nvidia-smi", "mig", "-cgi", "19,14", "-C")
     lines = out.splitlines()
     assert rc == 255
-    assert lines[0] == "Successfully created GPU instance ID  9 on GPU  0 using profile MIG 1g.10gb (ID 19)"
+    m = CREATED.match(lines[0])
+    assert m and m.group(2, 3) == ("1g.10gb", "19")
     assert lines[2] == "Unable to create a GPU instance on GPU  0 using profile 14: Insufficient Resources"
     assert lines[-1] == "Failed to create GPU instances: Insufficient Resources"
-    assert (9, "1g.10gb", "2:1", 1) in gis(h100)  # what was created before the refusal stays
+    made = [g for g in gis(h100) if g[0] == int(m.group(1))]
+    assert made and made[0][1] == "1g.10gb" and made[0][2] in ("2:1", "3:1")  # what was created before stays
     rc, out, _err = h100.tool("nvidia-smi", "mig", "-cgi", "99")
     assert rc == 6 and "using profile 99: Not Found" in out
 
@@ -71,9 +79,34 @@ def test_destroy_order_and_in_use(a100):
     assert (rc, out) == (6, "No GPU instances found: Not Found\n")
     rc, out, _err = a100.tool("nvidia-smi", "mig", "-cgi", "9,19,14,19", "-C")
     assert rc == 0
-    # the user guide's geometry example: 3g at 4:4 (GI 2), 1g at 0:1 (GI 7), 2g at 2:2 (GI 4), 1g at 1:1 (GI 8)
-    assert gis(a100) == [(2, "3g.20gb", "4:4", 1), (4, "2g.10gb", "2:2", 1), (7, "1g.5gb", "0:1", 1),
-                         (8, "1g.5gb", "1:1", 1)]
+    # the 3g takes 4:4 (the highest start, as real drivers place it first); the rest land where the driver chooses
+    got = sorted((g[1], g[2]) for g in gis(a100))
+    assert [n for n, _p in got] == ["1g.5gb", "1g.5gb", "2g.10gb", "3g.20gb"] and ("3g.20gb", "4:4") in got
+    assert all(int(p.split(":")[0]) < 4 for n, p in got if n != "3g.20gb")
+
+
+def test_gpu_instance_ids_are_the_drivers_choice(tmp_path):
+    """GI ids do not follow from placements (DCGM issue 138: a 3g at 4:4 is GI 1, a 1g at 3:1 GI 14): two GPUs given
+    the same layout get different ids, and a rerun of the lab the same ones."""
+    lab = load_lab("gpu-mig-h100")
+    gpu = [f for f in lab["functions"] if (f.get("gpu") or {}).get("mig")][0]
+    twin = copy.deepcopy(gpu)
+    twin["bdf"] = "0000:9a:00.0"
+    twin["gpu"]["uuid"] = "GPU-6b0e6a24-0000-4000-8000-0000000000aa"
+    lab["functions"].append(twin)
+
+    def layout(path):
+        h = render_tree(copy.deepcopy(lab), str(tmp_path / path))
+        for i in ("0", "1"):
+            h.tool("nvidia-smi", "mig", "-dci", "-i", i)
+            h.tool("nvidia-smi", "mig", "-dgi", "-i", i)
+            assert h.tool("nvidia-smi", "mig", "-cgi", "9,19,19,19", "-C", "-i", i)[0] == 0
+        return [sorted((g["placement"], g["id"]) for g in m["gpu_instances"]) for m in h.state()["mig"].values()]
+    first, second = layout("a"), layout("b")
+    assert first == second  # seeded: a lab replays the same choices
+    assert first[0] != first[1]  # the same request on two GPUs: other ids or placements
+    placement_ids = {"4:4": 2, "0:1": 7, "1:1": 8, "2:1": 9, "3:1": 10}  # the old derived numbering
+    assert any(placement_ids.get(p) != gid for p, gid in first[0] + first[1])
 
 
 def test_cci_creates_the_default_compute_instance(h100):

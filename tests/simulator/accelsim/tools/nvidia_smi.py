@@ -3,10 +3,13 @@
 - ``-L``; ``--query-gpu=<fields> --format=csv[,noheader][,nounits]`` with ``-i <index|bus id|uuid>``;
 - ``mig -lgip`` / ``mig -lgipp`` (``-i ID``): the GPU instance profiles (free/total counted from the instances
   that exist) and their possible placements, from the card's real table (accelsim/mig_profiles.py, keyed by
-  the PCI device id);
-- ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables, or the
-  real messages ``No MIG-enabled devices found.`` / ``No GPU instances found: Not Found`` / ``No compute
-  instances found: Not Found`` (exit status 6, NVML's NOT_FOUND);
+  the PCI device id), for every MIG-capable GPU, MIG mode enabled or not (a real H200 with MIG disabled lists
+  them, exit 0: tests/captures/nvidia-h200-580.159.04);
+- ``mig -lgi`` / ``mig -lci`` (``-i ID``, ``-gi ID``): the GPU and compute instance tables; with MIG disabled
+  on every selected GPU ``No MIG-enabled devices found.`` on stdout and exit 0 (the real H200 capture); with MIG
+  enabled and nothing to list ``No GPU instances found: Not Found`` / ``No compute instances found: Not Found``
+  on stdout and a non-zero exit (public captures show the messages and a failing status; NVIDIA does not
+  publish the code: the simulator uses 6, NVML's NOT_FOUND);
 - ``mig -cgi <ids or names>[ -C]``, ``mig -cci``, ``mig -dci``, ``mig -dgi`` (``-i ID``, ``-gi ID``, ``-ci ID``)
   and ``-i ID -mig 0|1``: MIG changes, with the real messages (``Successfully created GPU instance ID  2 on GPU
   0 using profile MIG 3g.20gb (ID  9)``, ``Unable to destroy ...: In use by another client``, ``Insufficient
@@ -14,7 +17,9 @@
 - ``vgpu -s`` / ``vgpu -c`` (``-v``, ``-i ID``): supported and creatable vGPU types per GPU, names only or,
   with ``-v``, one ``vGPU Type ID : 0x...`` block per type (``GPU Instance Profile ID`` of a MIG-backed type);
 - ``vgpu -q`` (``-i ID``): the vGPUs that exist, each with its ``GPU Instance ID`` (NVIDIA Virtual GPU Software
-  User Guide, "Getting vGPU Details": the ``nvidia-smi vgpu -q`` example).
+  User Guide, "Getting vGPU Details": the ``nvidia-smi vgpu -q`` example);
+- every ``vgpu`` listing on GPUs without the vGPU manager: ``No supported devices in vGPU mode`` on stdout, exit 0
+  (the real H200 capture, tests/captures/nvidia-h200-580.159.04).
 
 Lab keys read (``functions[].gpu``): ``name``, ``uuid``, ``serial``, ``memory_mib``, ``vbios``, and for MIG
 ``mig: {mode: Enabled|Disabled, pending: <mode>, gpu_instances: [{id, profile_id, name, placement,
@@ -237,15 +242,18 @@ def mig_main(store, args):
     if rc is not None:
         return rc
     enabled = [(i, b) for i, b in indexed if (_mig(host, b) or {}).get("mode") == "Enabled"]
-    if not enabled:
-        sys.stdout.write("No MIG-enabled devices found.\n")
-        return NOT_FOUND
-    if what in ("gip", "gipp"):
-        lines = _profile_listing(host, [(i, b, _mig(host, b)) for i, b in enabled], what)
+    capable = [(i, b) for i, b in indexed if _mig(host, b) is not None]
+    if what in ("gip", "gipp") and capable:
+        # listed with MIG mode disabled too (a GPU with MIG disabled has all of its profiles free)
+        lines = _profile_listing(host, [(i, b, _mig(host, b) if (i, b) in enabled else {"gpu_instances": []})
+                                        for i, b in capable], what)
         if lines is None:
             return 2
         print("\n".join(lines))
         return 0
+    if not enabled:
+        sys.stdout.write("No MIG-enabled devices found.\n")
+        return 0 if what in ("gi", "ci") else NOT_FOUND
     if what in ("gi", "ci"):
         return _listing(host, enabled, what, gi_filter)
     with store.transaction() as host:
@@ -292,7 +300,7 @@ def _change(host, enabled, what, profiles_arg, default_ci, gi_filter, ci_filter)
                     failure = failure or ("Failed to create GPU instances: Not Found", NOT_FOUND)
                     break
                 try:
-                    gi = migstate.create_gi(m, table, p)
+                    gi = migstate.create_gi(m, table, p, "%s/%d" % (host.static(b)["gpu"]["uuid"], host.state["boot"]))
                 except migstate.MigError as e:
                     out.append("Unable to create a GPU instance on GPU %2d using profile %s: %s" % (i, token, e.reason))
                     failure = failure or ("Failed to create GPU instances: %s" % e.reason, e.rc)
@@ -426,11 +434,19 @@ def vgpu_types(host, bdf, creatable):
     return out
 
 
+def _domain_of(host, vf):
+    """The running domain that has VF ``vf`` (None when none has it)."""
+    why = host.in_use(vf) or ""
+    return why[len("assigned to running domain "):] if why.startswith("assigned to running domain ") else None
+
+
 def vgpu_query(host, bdf):
     """``nvidia-smi vgpu -q`` for one GPU: ``Active vGPUs`` and a block per vGPU with the fields of the user guide's
-    example (``vGPU Name``, ``vGPU Type``, ``GPU Instance ID``: the GI a MIG-backed vGPU runs on, ``N/A`` for a
-    time-sliced one). A vendor-specific VFIO vGPU is listed from the write to its VF's ``current_vgpu_type`` on
-    and named by its VF's bus id (``PCI`` / ``Bus Id``); the ``vGPU ID`` is derived from the VF's index."""
+    example (``VM Name``: the domain running it, ``vGPU Name``, ``vGPU Type``, ``GPU Instance ID``: the GI a
+    MIG-backed vGPU runs on, ``N/A`` for a time-sliced one). A vendor-specific VFIO vGPU is listed from the write to
+    its VF's ``current_vgpu_type`` on; its ``PCI`` / ``Bus Id`` is the vGPU's address inside the guest, not the host
+    VF: ``00000000:00:00.0`` until a guest has it, then the guest's slot (driver 580.x captures show
+    ``00000000:00:00.0`` and ``00000000:00:05.0``); the ``vGPU ID`` is derived from the VF's index."""
     st = host.static(bdf)
     if not st.get("vgpu"):
         return ["    %-38s: 0" % "Active vGPUs"]
@@ -442,14 +458,15 @@ def vgpu_query(host, bdf):
     vgpus = [(vf, host.state["vgpu"][vf]) for vf in host.vfs(bdf) if host.state["vgpu"].get(vf)]
     out = ["    %-38s: %d" % ("Active vGPUs", len(vgpus))]
     for vf, tid in vgpus:
+        domain = _domain_of(host, vf)
         out.append("    %-38s: %d" % ("vGPU ID", 3251634176 + host.static(vf)["vf_index"]))
         out.append("        %-34s: %s" % ("VM UUID", "N/A"))
-        out.append("        %-34s: %s" % ("VM Name", "N/A"))
+        out.append("        %-34s: %s" % ("VM Name", domain or "N/A"))
         out.append("        %-34s: %s" % ("vGPU Name", names.get(tid, "N/A")))
         out.append("        %-34s: %d" % ("vGPU Type", tid))
         out.append("        %-34s: %s" % ("GPU Instance ID", gi_of.get(vf, "N/A")))
         out.append("        %-34s" % "PCI")
-        out.append("            %-30s: %s" % ("Bus Id", _bus_id(vf)))
+        out.append("            %-30s: %s" % ("Bus Id", "00000000:00:05.0" if domain else "00000000:00:00.0"))
     return out
 
 
@@ -473,13 +490,17 @@ def vgpu_main(host, found, args):
         else:
             sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
             return 2
-    if what is None:
-        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
-        return 2
     indexed = _select(host, found, select)
     if select is not None and not indexed:
         sys.stdout.write("No devices were found\n")
         return NOT_FOUND
+    if not any(host.static(b).get("vgpu") or host.mdev_parent(b) for _i, b in indexed):
+        # no vGPU manager for these GPUs: every listing says so, exit 0 (the real H200 capture)
+        sys.stdout.write("No supported devices in vGPU mode\n")
+        return 0
+    if what is None:
+        sys.stdout.write("Invalid combination of input arguments. Please run 'nvidia-smi vgpu -h' for help.\n")
+        return 2
     out = []
     for _i, bdf in indexed:
         out.append("GPU %s" % _bus_id(bdf))

@@ -113,8 +113,8 @@ def test_mig_instance_in_use_by_a_process_holding_its_caps_node(tmp_path):
 
 def test_mig_backed_vgpu_types_per_instance(tmp_path):
     # an A100 80GB with the vGPU host driver (vendor-specific VFIO: 4 VFs at boot) in MIG mode: its VFs list the
-    # MIG-backed (C-series, "<card>-<slices>-<GB>C") types whose profile has a free instance (the lab's gi_profile);
-    # each instance gets the ones it backs
+    # MIG-backed types whose profile has a free instance (the lab's gi_profile, which nvidia-smi vgpu -s -v prints as
+    # GPU Instance Profile ID); each instance gets the ones it backs
     lab = _lab(MIG)
     a100 = lab["functions"][-1]
     a100["sriov"] = {"totalvfs": 20, "vf_device": 0x20b5, "offset": 4, "stride": 1, "vf_driver": "nvidia", "boot_numvfs": 4}
@@ -128,8 +128,11 @@ def test_mig_backed_vgpu_types_per_instance(tmp_path):
     mig = _recs(discover(Sysfs(root)))[A100]["gpu"]["mig"]
     by_gi = {gi["id"]: [t["name"] for t in gi["vgpu_types"]] for gi in mig["gpu_instances"]}
     assert by_gi == {1: ["NVIDIA A100D-3-40C"], 9: ["NVIDIA A100D-1-10C"]}
-    assert nvidia.mig_vgpu_types([{"id": "701", "name": "NVIDIA A100D-1-10CME"}], "1g.10gb+me") == [
-        {"id": "701", "name": "NVIDIA A100D-1-10CME"}]
+    # the profile each type runs on is nvidia-smi vgpu -s -v's GPU Instance Profile ID, looked up in -lgip's profiles
+    supported = {"701": {"name": "NVIDIA A100D-1-10CME", "gi_profile_id": 20}, "703": {"name": "NVIDIA A100D-80C",
+                                                                                       "gi_profile_id": None}}
+    assert nvidia.mig_backed_types(supported, [{"id": 20, "name": "1g.10gb+me"}, {"id": 19, "name": "1g.10gb"}]) == {
+        "701": "1g.10gb+me"}
 
 
 def test_parse_mig_minors_and_evidence():

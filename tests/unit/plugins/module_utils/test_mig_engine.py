@@ -29,8 +29,14 @@ H100 = {
     ("2 x 2g.20gb + 1 x 3g.40gb", ["2g.20gb", "2g.20gb", "3g.40gb"]),
     ("3g.40gb, MIG 1g.10gb+me", ["1g.10gb+me", "3g.40gb"]),
     ("2*1g.20gb", ["1g.20gb", "1g.20gb"]),
-    ("", []),
+    ("none", []),
+    (" None\n", []),
+    (["none"], []),
     ([], []),
+    ({}, []),
+    # media-engine suffixes as mig-parted's config-default.yaml and nvidia-smi mig -lgip write them
+    ("1 x 1g.24gb+me.all + 1g.24gb-me + 2 x 1g.24gb+gfx", ["1g.24gb+gfx", "1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me"]),
+    ({"2g.48gb+gfx": 1, "1g.24gb-me": 2}, ["1g.24gb-me", "1g.24gb-me", "2g.48gb+gfx"]),
     ([{"profile": "1g.10gb", "count": 2}, "3g.40gb"], ["1g.10gb", "1g.10gb", "3g.40gb"]),
     ([{"profile": "1g.10gb", "count": "0"}], []),
     ({"1g.10gb": 2, "2g.20gb": 1}, ["1g.10gb", "1g.10gb", "2g.20gb"]),
@@ -45,6 +51,12 @@ def test_parse_layout_forms(value, expected):
     ([{"profile": "1g.10gb", "count": -1}], "layout[0].count: -1 is out of range"),
     ([{"profile": "1g.10gb", "count": "many"}], "layout[0].count: 'many' is not a whole number"),
     ([{"profile": "1g.10gb", "size": 1}], "layout[0]: unknown key(s) size"),
+    ("1g.10gb+foo", "layout: '1g.10gb+foo' is not a MIG profile name"),
+    # issue 34 #8: a blank layout never means "destroy every GPU instance"
+    ("", "layout: an empty layout is refused; write none for no GPU instance"),
+    ("\n", "layout: an empty layout is refused; write none"),
+    ("  \t", "layout: an empty layout is refused"),
+    ([""], "layout[0]: an empty layout is refused; write none"),
 ])
 def test_parse_layout_errors(value, needle):
     with pytest.raises(ProgrammingError) as e:
@@ -107,17 +119,41 @@ def test_parse_simple_yaml_rejects_what_it_does_not_know():
 
 def test_mig_parted_entry_per_gpu():
     cfg = nvidia_mig.parse_simple_yaml(CONFIG)["mig-configs"]
-    assert nvidia_mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE") == ("enabled", ["1g.10gb"] * 7)
-    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE") == ("disabled", [])
-    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE") == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])
-    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 5, "0x233010DE") == ("enabled", [])
+    assert nvidia_mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE")[:2] == ("enabled", ["1g.10gb"] * 7)
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE")[:2] == ("disabled", [])
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE")[:2] == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])
+    assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 5, "0x233010DE")[:2] == ("enabled", [])
     with pytest.raises(ProgrammingError) as e:
         nvidia_mig.mig_parted_entry(cfg, "custom-config", 5, "0x20B010DE")  # the device filter leaves no entry
     assert "has no entry for GPU 5" in str(e.value)
+
+
+def test_mig_parted_applies_every_matching_entry_in_order():
+    """mig-parted walks the entries in order and applies each one that matches the GPU (WalkSelectedMigConfigForEachGPU):
+    the last matching entry decides the GPU's state; several matches are not an error."""
+    cfg = {"x": [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}},
+                 {"devices": [0], "mig-enabled": False},
+                 {"devices": [1], "device-filter": "0x20B010DE", "mig-enabled": True, "mig-devices": {"3g.40gb": 2}}]}
+    assert nvidia_mig.mig_parted_entry(cfg, "x", 0, "0x20B010DE") == ("disabled", [], [0, 1])
+    assert nvidia_mig.mig_parted_entry(cfg, "x", 1, "0x20B010DE") == ("enabled", ["3g.40gb", "3g.40gb"], [0, 2])
+    assert nvidia_mig.mig_parted_entry(cfg, "x", 1, "0x233010DE") == ("enabled", ["1g.10gb"] * 7, [0])
+
+
+def test_mig_parted_subsystem_qualified_device_filter():
+    """``0x233010DE:0x16C010DE`` matches only the board with that subsystem (mig-parted's DeviceID.Matches)."""
+    cfg = {"x": [{"devices": "all", "device-filter": ["0x233010DE:0x16C010DE"], "mig-enabled": True,
+                  "mig-devices": {"1g.10gb+me.all": 1, "1g.10gb-me": 2}},
+                 {"devices": "all", "device-filter": "0x233510DE", "mig-enabled": True, "mig-devices": {"7g.141gb": 1}}]}
+    assert nvidia_mig.mig_parted_entry(cfg, "x", 0, "0x233010DE", "0x16C010DE") == (
+        "enabled", ["1g.10gb+me.all", "1g.10gb-me", "1g.10gb-me"], [0])
     with pytest.raises(ProgrammingError) as e:
-        nvidia_mig.mig_parted_entry({"x": [{"devices": "all", "mig-enabled": True}, {"devices": [0], "mig-enabled": False}]},
-                                    "x", 0, "0x1")
-    assert "has 2 entries for GPU 0" in str(e.value)
+        nvidia_mig.mig_parted_entry(cfg, "x", 0, "0x233010DE", "0x17A610DE")  # another H100 SXM5 board
+    assert "has no entry for GPU 0 (device id 0x233010DE, subsystem 0x17A610DE)" in str(e.value)
+    assert nvidia_mig.mig_parted_entry(cfg, "x", 0, "0x233510DE", "0x18BF10DE")[:2] == ("enabled", ["7g.141gb"])
+    with pytest.raises(ProgrammingError) as e:
+        nvidia_mig.mig_parted_entry({"x": [{"devices": "all", "device-filter": "H100", "mig-enabled": False}]}, "x", 0,
+                                    "0x233510DE", "0x18BF10DE")
+    assert "mig-configs.x[0].device-filter: 'H100' is not a PCI id like 0x233510DE" in str(e.value)
 
 
 @pytest.mark.parametrize("kept,wanted,ok", [

@@ -255,3 +255,32 @@ def test_pending_disable_is_reported_and_not_asked_again(h100, tmp_path):
     assert r.kind == "exit" and not r.result["changed"] and r.result["reset_required"] is True
     assert "MIG mode Disabled is pending" in r.result["pending"]
     h100.release(pid)
+
+
+@pytest.mark.parametrize("blank", ["", "\n", "  ", [""], ["\n"]])
+def test_a_blank_layout_is_refused_never_destroys(h100, tmp_path, blank):
+    """Issue 34 #8: a blank layout once planned "destroy MIG GPU instances 2, 7, 8"; destroying them all must be asked
+    for in words (layout: none)."""
+    before = h100.state()["mig"][H100]
+    r = run(args(h100, tmp_path, layout=blank))
+    assert r.kind == "fail" and "an empty layout is refused; write none for no GPU instance" in r.result["msg"], r.result
+    assert r.result["msg"].startswith("layout")
+    assert h100.state()["mig"][H100] == before and not r.result.get("plan")
+    r = run(args(h100, tmp_path, layout="none"), check=True)
+    assert r.kind == "exit" and r.result["changed"], r.result
+    assert any(s["description"].startswith("destroy MIG GPU instances") for s in r.result["plan"])
+
+
+def test_mig_parted_subsystem_filter_and_the_ids_read_back(h100, tmp_path):
+    """A subsystem-qualified device filter picks this board (10de:2330, subsystem 10de:16c1), the last matching entry
+    applies, and the result's GPU instances are the ids and placements the driver chose (read back with -lgi)."""
+    config = {"version": "v1", "mig-configs": {"mixed": [
+        {"devices": "all", "mig-enabled": True, "mig-devices": {"7g.80gb": 1}},
+        {"devices": "all", "device-filter": ["0x233010DE:0x17A610DE"], "mig-enabled": False},
+        {"devices": "all", "device-filter": ["0x233010DE:0x16C110DE"], "mig-enabled": True,
+         "mig-devices": {"3g.40gb": 1, "1g.10gb": 2, "1g.10gb+me": 1}}]}}
+    r = run(args(h100, tmp_path, mig_parted_config=config, config_name="mixed"))
+    assert r.kind == "exit", r.result.get("msg")
+    assert names(h100) == ["1g.10gb", "1g.10gb", "1g.10gb+me", "3g.40gb"]
+    got = sorted((g["id"], g["profile"], g["placement"]) for g in r.result["gpu"]["gpu_instances"])
+    assert got == sorted((g["id"], g["name"], g["placement"]) for g in h100.state()["mig"][H100]["gpu_instances"])

@@ -82,8 +82,8 @@ TOOLS = [
     ("uname", ["uname", "-srvm"]),
     ("mdevctl-list-d", ["mdevctl", "list", "-d", "--dumpjson"]),
     # the query nvidia_mig's plan runs
-    ("smi-query-mig-ids", ["nvidia-smi", "--query-gpu=index,pci.bus_id,pci.device_id,mig.mode.current,"
-                           "mig.mode.pending", "--format=csv,noheader"]),
+    ("smi-query-mig-ids", ["nvidia-smi", "--query-gpu=index,pci.bus_id,pci.device_id,pci.sub_device_id,"
+                           "mig.mode.current,mig.mode.pending", "--format=csv,noheader"]),
 ]
 # Tools the collection runs or looks for (the plans check that a tool is installed before they run it): where
 # each is, recorded without running it.

@@ -530,6 +530,24 @@ class MigOps(object):
             self.ops.auditor.record(action, self.gpu["address"], old, new)
 
 
+def refuse_unfit(profiles, names, gpu, option):
+    if not fits(profiles, [], names):
+        raise ProgrammingError("%s: %s does not fit on GPU %d (%s): %s" % (
+            option, layout_text(names), gpu["index"], gpu["address"],
+            "at most 7 compute slices, 8 memory slices at the placements nvidia-smi mig -lgipp lists, and each "
+            "profile's instance limit"))
+
+
+def check_layout_ahead(ops, gpu, names, option="layout"):
+    """A layout asked while MIG mode is not in effect yet is checked before the mode changes, against the profiles
+    the GPU lists now: nvidia-smi lists them with MIG disabled (real H100 and H200 captures, tests/captures), so a
+    profile the card does not offer, or a layout that cannot fit, is refused now rather than after a reset. A
+    driver that lists no profile then leaves the check to the layout step."""
+    _gis, profiles = read_layout(ops, gpu["index"])
+    if profiles:
+        refuse_unfit(profiles, resolve_names(names, profiles, option), gpu, option)
+
+
 def plan_layout(ops, plan, gpu, names, force, option="layout"):
     """Add the layout steps for a GPU whose MIG mode is in effect. Returns the layout info for the result."""
     gis, profiles = read_layout(ops, gpu["index"])
@@ -539,11 +557,7 @@ def plan_layout(ops, plan, gpu, names, force, option="layout"):
     m = MigOps(ops, gpu)
     info = {"layout_before": layout_text(current), "layout": layout_text(names),
             "gpu_instances_before": [dict(g) for g in gis]}
-    if not fits(profiles, [], names):
-        raise ProgrammingError("%s: %s does not fit on GPU %d (%s): %s" % (
-            option, layout_text(names), gpu["index"], gpu["address"],
-            "at most 7 compute slices, 8 memory slices at the placements nvidia-smi mig -lgipp lists, and each "
-            "profile's instance limit"))
+    refuse_unfit(profiles, names, gpu, option)
     info["_profile_ids"] = [str(profiles[n]["id"]) for n in sorted(names, key=lambda n: (-(profiles[n]["size"] or 0), -profile_slices(n), n))]
     if current == names:
         missing_ci = [g for g in gis if not g["compute_instances"]]
@@ -637,6 +651,8 @@ def plan_mig(ops, desired, files=None, module_name="nvidia_mig"):
                 plan.add("enable MIG mode on GPU %s (%s)" % (m.i, gpu["address"]), m.set_mode(True), m.set_mode(False),
                          target=gpu["address"], before="MIG mode %s" % gpu["mode_current"], after="MIG mode Enabled")
             info["layout"] = layout_text(names or []) if names is not None else None
+            if not enabled_now and names:
+                check_layout_ahead(ops, gpu, names)
         if enabled_now and names is not None:
             info.update(plan_layout(ops, plan, gpu, names, desired["force"]))
             profile_ids = info.pop("_profile_ids")

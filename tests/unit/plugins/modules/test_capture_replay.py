@@ -172,3 +172,37 @@ def test_a_command_line_not_captured_is_reported(tmp_path):
                        stderr=subprocess.PIPE, universal_newlines=True, check=False)
     assert p.returncode == 2 and "not captured" in p.stderr
     assert replay.missing(root) == [[tool, "--no-such-option"]]
+
+
+def _disabled_mig_gpus(name, tmp_path):
+    """(replay root, [(address, profile names the GPU lists)]) of the capture's GPUs whose MIG mode is Disabled."""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_mig_gip
+    capture, root = build(name, tmp_path)
+    found = discovery(root)
+    listed = dict((tuple(c["argv"]), c.get("stdout") or "") for c in replay.load(capture)["commands"] if c.get("found"))
+    gpus = []
+    for r in found["accelerators"]:
+        mig = (r.get("gpu") or {}).get("mig")
+        if mig and mig.get("mode_current") == "Disabled":
+            text = listed.get(("nvidia-smi", "mig", "-lgip", "-i", str(mig["index"])), "")
+            gpus.append((r["address"], [p["name"] for p in parse_mig_gip(text).get(mig["index"], [])]))
+    return root, gpus
+
+
+@pytest.mark.parametrize("name", [n for n in REAL if n.startswith("nvidia-")])
+def test_a_layout_asked_with_mig_disabled_is_checked_against_the_profiles_listed(name, tmp_path, writes):
+    """Real H100 and H200 list their GPU-instance profiles with MIG disabled: a check-mode plan that turns MIG on
+    with a layout refuses a profile the card does not offer before the mode changes (it used to be accepted as
+    'created once MIG mode is in effect'), and plans one it offers."""
+    root, gpus = _disabled_mig_gpus(name, tmp_path)
+    assert gpus and all(offered for _a, offered in gpus), "the capture has no MIG-capable GPU listing profiles"
+    for address, offered in gpus:
+        args = {"root": root, "address": address, "mode": "enabled", "persist_root": str(tmp_path / "persist")}
+        foreign = "1g.18gb" if "1g.18gb" not in offered else "1g.10gb"
+        e = run_module(nvidia_mig.main, dict(args, layout=foreign), check=True)
+        assert e.kind == "fail", e.result
+        assert "offers no MIG profile %s" % foreign in e.result["msg"] and offered[0] in e.result["msg"]
+        e = run_module(nvidia_mig.main, dict(args, layout=offered[0]), check=True)
+        assert e.kind == "exit" and e.result["changed"], e.result.get("msg")
+        assert "is created once MIG mode is in effect" in e.result["pending"]
+    assert writes == []

@@ -13,6 +13,8 @@ with ``Connection.Start``. ``stop`` ends the broker and its epmd.
 
 ``python3 tests/harness/svc_rabbitmq.py restart STATE_DIR`` stops and starts it again on the same port with the
 same database (a bus restart, as tests need one mid-run); the variable ``rabbitmq_restart_argv`` is that command.
+The variables also say where what talks on the bus in tests lives: ``nova_python`` (.venv-nova, Nova's own
+notifier), ``eda_bin`` (.venv-eda: ansible-rulebook, aio-pika) and ``eda_java_home`` (its JDK).
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ def amqp_ready(port):
             return s.recv(1) == b"\x01"
     except OSError:
         return False
+
+
+def java_home():
+    """Debian's JDK 17 (openjdk-17-jre-headless), which ansible-rulebook's drools-jpy needs; JAVA_HOME first."""
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    base = "/usr/lib/jvm"
+    found = sorted(n for n in (os.listdir(base) if os.path.isdir(base) else []) if n.startswith("java-17-openjdk"))
+    return os.path.join(base, found[0]) if found else ""
 
 
 def _environment(d, settings):
@@ -100,6 +111,10 @@ class RabbitMQ(object):
             "rabbitmq_transport_url": "rabbit://%s:%s@127.0.0.1:%d/" % (settings["user"], settings["password"],
                                                                           settings["port"]),
             "rabbitmq_restart_argv": [sys.executable, os.path.abspath(__file__), "restart", state_dir],
+            # What talks on the bus in tests: Nova's own notifier, ansible-rulebook and its JDK.
+            "nova_python": os.path.join(servicelib.service_venv("nova"), "bin", "python"),
+            "eda_bin": os.path.join(servicelib.service_venv("eda"), "bin"),
+            "eda_java_home": java_home(),
         }
 
     def stop(self, state_dir):

@@ -30,8 +30,8 @@ description:
     C(request) (C(groups): the flavor's extra specs that ask for devices, as device profile groups: the unsuffixed
     group then each numbered one, with C(resources:<CLASS>), C(trait:<TRAIT>), C(pci_passthrough:alias);
     C(functions): the names of the C(trait:CUSTOM_FUNCTION_<NAME>: required) traits, lower case;
-    C(device_profile): C(accel:device_profile); C(pci_aliases): the C(pci_passthrough:alias) entries;
-    C(flavor)), and C(function_key) (the functions joined with commas, empty when none)."
+    C(device_profile): C(accel:device_profile), empty when none; C(pci_aliases): the C(pci_passthrough:alias)
+    entries; C(asks_for_devices): whether any of these is there; C(flavor)), and C(function_key) (the functions joined with commas, empty when none)."
 options:
   transport_url:
     description:
@@ -193,8 +193,9 @@ def request_from_flavor(flavor: Dict[str, Any]) -> Dict[str, Any]:
     return {
         "groups": device_groups,
         "functions": functions,
-        "device_profile": extra.get("accel:device_profile"),
+        "device_profile": extra.get("accel:device_profile") or "",
         "pci_aliases": aliases,
+        "asks_for_devices": bool(device_groups or aliases or extra.get("accel:device_profile")),
         "flavor": _str_or_none(flavor.get("name"), "flavor.name"),
     }
 
@@ -206,7 +207,7 @@ def parse_notification(body: bytes) -> Dict[str, Any]:
         raise DroppedMessage("%d bytes, more than any notification" % len(body))
     try:
         envelope = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise DroppedMessage("not JSON (%s)" % exc.__class__.__name__) from None
     if not isinstance(envelope, dict):
         raise DroppedMessage("not a JSON object")
@@ -215,7 +216,7 @@ def parse_notification(body: bytes) -> Dict[str, Any]:
             raise DroppedMessage("oslo.message is not a string")
         try:
             message = json.loads(envelope["oslo.message"])
-        except ValueError:
+        except (ValueError, RecursionError):
             raise DroppedMessage("oslo.message is not JSON") from None
     else:
         message = envelope
@@ -312,6 +313,10 @@ async def _consume(connection, args: Dict[str, Any], queue: asyncio.Queue, wante
             except DroppedMessage as exc:
                 LOG.warning("nova_notifications: dropped message %s (routing key %s): %s",
                             message.message_id or "-", message.routing_key, exc)
+                return
+            except Exception as exc:  # pylint: disable=broad-except  # a message must never end the source
+                LOG.error("nova_notifications: dropped message %s (routing key %s): unexpected %s",
+                          message.message_id or "-", message.routing_key, exc.__class__.__name__)
                 return
             if wanted and event["event_type"] not in wanted:
                 return

@@ -8,12 +8,14 @@ asks for no function). For each, COUNT instances are built from a flavor asking 
 trait:CUSTOM_FUNCTION_<FUNCTION>=required; the scheduler's NoValidHost is raised and caught, and
 nova.compute.utils.notify_about_compute_task_error sends compute_task.build_instances.error (ComputeTaskPayload)
 through nova.rpc's versioned notifier (oslo.messaging, messagingv2, rabbit transport) - nova-conductor's path in
-nova.scheduler.utils.set_vm_state_and_notify. Prints the instance uuids, one a line.
+nova.scheduler.utils.set_vm_state_and_notify. Prints the instance uuids, one a line, and on stderr when each was sent
+(time.time() just before the notifier is called).
 """
 
 import os
 import sys
 import tempfile
+import time
 import uuid
 import warnings
 
@@ -48,12 +50,14 @@ def main(url, specs):
             request_spec = objects.RequestSpec.from_components(
                 ctx, instance_uuid, objects.ImageMeta.from_dict({"properties": {}}), flavor, None, None, {}, None,
                 None, project_id="6f70656e737461636b00000000000001", user_id="6f70656e737461636b00000000000002")
+            sent_at = time.time()
             try:
                 raise exception.NoValidHost(reason="There are not enough hosts available.")
             except exception.NoValidHost as exc:
                 compute_utils.notify_about_compute_task_error(ctx, "build_instances", instance_uuid, request_spec,
                                                               "error", exc)
             print(instance_uuid)
+            print("sent %s at %.6f" % (instance_uuid, sent_at), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@
 - parse: Nova's own notifications (compute_task.build_instances.error, sent by Nova's code from .venv-nova through
   oslo.messaging to RabbitMQ, as the integration target eda_nova_events sends them) are captured off the bus; then
   (a) the source's parse_notification over those bodies, in a loop (events per second of one core), and (b) the
-  event source itself (its main(): AMQP consume, parse, put on ansible-rulebook's queue) reading N of them
-  published at once: events per second from its first event to its last.
+  event source itself (its main(): AMQP consume, parse, ack, put on ansible-rulebook's queue) draining its queue
+  holding N of them: events per second from its first event to its last.
 - latency: the rulebook accelops.lifecycle.pools under ansible-rulebook, five simulated hosts (plain trees of lab
   fpga-dfl, one PAC D5005 each, loaded with a function no pool keeps) reported to Placement, five functions
   f1..f5 declared; five times, a boot fails for f<i> (Nova's notification) and the clock runs from the moment
@@ -79,16 +79,20 @@ class Counter(asyncio.Queue):
             self.done.set_result(None)
 
 async def through_source(bodies):
-    counter = Counter(len(bodies))
-    task = asyncio.ensure_future(src.main(counter, {"transport_url": url, "queue": "accelops_bench_source"}))
-    await asyncio.sleep(2)  # connected, queue declared and bound
+    args = {"transport_url": url, "queue": "accelops_bench_source"}
+    first = asyncio.ensure_future(src.main(Counter(1), args))
+    await asyncio.sleep(2)  # the source's queue is declared and bound; it stays (not auto-delete) once it stops
+    first.cancel()
     conn = await aio_pika.connect(url.replace("rabbit://", "amqp://", 1))
     async with conn:
         ch = await conn.channel()
         ex = await ch.declare_exchange("nova", aio_pika.ExchangeType.TOPIC)
         for b in bodies:
             await ex.publish(aio_pika.Message(body=b), routing_key="versioned_notifications.error")
-    await asyncio.wait_for(counter.done, 120)
+    # the queue holds them all: time the source draining it, from its first event to its last
+    counter = Counter(len(bodies))
+    task = asyncio.ensure_future(src.main(counter, args))
+    await asyncio.wait_for(counter.done, 300)
     task.cancel()
     return len(bodies) / (counter.times[-1] - counter.times[0])
 
@@ -125,7 +129,7 @@ def parse_bench(svc, work, n):
         time.sleep(0.1)
     t0 = time.monotonic()
     subprocess.run([svc["nova_python"], SEND, svc["rabbitmq_transport_url"], "lz4:%d" % n], check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     send_s = time.monotonic() - t0
     out, _ = child.communicate(timeout=600)
     res = json.loads(out.strip().splitlines()[-1])

@@ -131,7 +131,7 @@ def parse_bench(svc, work, n):
     subprocess.run([svc["nova_python"], SEND, svc["rabbitmq_transport_url"], "lz4:%d" % n], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     send_s = time.monotonic() - t0
-    out, _ = child.communicate(timeout=600)
+    out = child.communicate(timeout=600)[0]
     res = json.loads(out.strip().splitlines()[-1])
     res.update({"events": n, "nova_send_s": send_s})
     print("parse: %d Nova notifications (median %d bytes): parse_notification %.0f events/s (one core, CPU time); "

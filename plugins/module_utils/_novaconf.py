@@ -505,8 +505,9 @@ def with_notifications(rendered, topics):
         return rendered
     if isinstance(topics, str):
         topics = [topics]
-    if not isinstance(topics, list) or not all(isinstance(t, str) and re.match(r"^[A-Za-z0-9_.-]+$", t)
-                                                for t in topics):
+    names_ok = isinstance(topics, list) and all(isinstance(t, str) and re.match(r"^[A-Za-z0-9_.-]+$", t)
+                                                for t in topics)
+    if not names_ok:
         raise NovaConfigError("notifications: a list of topic names (e.g. [%s]), got %r" % (NOTIFICATION_TOPIC, topics))
     sections = [("notifications", [("notification_format", "versioned"),
                                    ("versioned_notifications_topics", ",".join(topics))]),

@@ -108,8 +108,8 @@ class RabbitMQ(object):
             "rabbitmq_user": settings["user"],
             "rabbitmq_password": settings["password"],
             "rabbitmq_vhost": settings["vhost"],
-            "rabbitmq_transport_url": "rabbit://%s:%s@127.0.0.1:%d/" % (settings["user"], settings["password"],
-                                                                          settings["port"]),
+            "rabbitmq_transport_url": "rabbit://%s:%s@127.0.0.1:%d/" % (
+                settings["user"], settings["password"], settings["port"]),
             "rabbitmq_restart_argv": [sys.executable, os.path.abspath(__file__), "restart", state_dir],
             # What talks on the bus in tests: Nova's own notifier, ansible-rulebook and its JDK.
             "nova_python": os.path.join(servicelib.service_venv("nova"), "bin", "python"),

@@ -185,10 +185,11 @@ def request_from_flavor(flavor: Dict[str, Any]) -> Dict[str, Any]:
             f = _FUNCTION_TRAIT.match(what) if kind == "trait" else None
             if f and value == "required" and f.group(1).lower() not in functions:
                 functions.append(f.group(1).lower())
-    # Only the groups that ask for something beyond the flavor's own VCPU/MEMORY_MB/DISK_GB.
+    # A device profile group asks for devices: the flavor's own VCPU/MEMORY_MB/DISK_GB overrides are left out
+    # (the pool keeper would read their counts as units of the function).
     plain = ("resources:VCPU", "resources:MEMORY_MB", "resources:DISK_GB")
-    device_groups = [g for _, g in sorted(groups.items(), key=lambda kv: (kv[0] != "", kv[0]))
-                     if any(k not in plain for k in g)]
+    device_groups = [g for g in (dict((k, v) for k, v in kv[1].items() if k not in plain)
+                                 for kv in sorted(groups.items(), key=lambda kv: (kv[0] != "", kv[0]))) if g]
     aliases = [a.strip() for a in extra.get("pci_passthrough:alias", "").split(",") if a.strip()]
     return {
         "groups": device_groups,

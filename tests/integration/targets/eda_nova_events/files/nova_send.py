@@ -38,14 +38,14 @@ def main(url, specs):
     objects.register_all()
     ctx = context.get_admin_context()
     for spec_arg in specs:
-        function, _, count = spec_arg.partition(":")
+        function, count = (spec_arg.split(":", 1) + ["1"])[:2]
         extra = {"resources:FPGA": "1"}
         if function:
             extra["trait:CUSTOM_FUNCTION_%s" % function.upper()] = "required"
         flavor = objects.Flavor(name="fpga.%s" % (function or "any"), flavorid="fpga-%s" % function, memory_mb=512,
                                 vcpus=1, root_gb=1, ephemeral_gb=0, swap=0, rxtx_factor=1.0, vcpu_weight=0,
                                 disabled=False, is_public=True, description=None, extra_specs=extra)
-        for _ in range(int(count or 1)):
+        for _index in range(int(count or 1)):
             instance_uuid = str(uuid.uuid4())
             request_spec = objects.RequestSpec.from_components(
                 ctx, instance_uuid, objects.ImageMeta.from_dict({"properties": {}}), flavor, None, None, {}, None,

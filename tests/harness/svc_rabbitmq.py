@@ -125,8 +125,13 @@ class RabbitMQ(object):
             with open(settings_file) as f:
                 epmd_port = json.load(f)["epmd_port"]
             # epmd daemonises out of the broker's process group: end it by its port (it is this broker's own).
-            subprocess.run(["epmd", "-port", str(epmd_port), "-kill"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, check=False)
+            # It refuses while it still lists the node that just stopped: try again for a few seconds.
+            for _attempt in range(20):
+                out = subprocess.run(["epmd", "-port", str(epmd_port), "-kill"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, check=False).stdout
+                if "not allowed" not in out:
+                    break
+                time.sleep(0.25)
         return stopped
 
 

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
-DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium openssh-client
+DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium openssh-client rabbitmq-server openjdk-17-jre-headless
 PYTHON ?= $(shell tools/find-python.sh)
 
 .PHONY: all demo test setup deps venv services-venv stage clean

@@ -62,6 +62,15 @@ options:
   host:
     description: Host name written in the files' header (default the discovered host name).
     type: str
+  notifications:
+    description:
+      - Topics of Nova's versioned notifications to switch on in C(nova_conf) (C([notifications]
+        notification_format = versioned), C(versioned_notifications_topics), C([oslo_messaging_notifications]
+        driver = messagingv2)), for an event consumer such as the rulebook C(accelops.lifecycle.pools)
+        (C(docs/events.md)). Empty leaves notifications as the deployment has them.
+    type: list
+    elements: str
+    default: []
 '''
 
 EXAMPLES = r'''
@@ -135,11 +144,11 @@ _novaconf = lazy("_novaconf")
 
 
 def nova_device_config(discovery, functions, report_in_placement=True, cyborg_families=None,
-                       physical_networks=None, host=None, one_time_use=None):
+                       physical_networks=None, host=None, one_time_use=None, notifications=None):
     options = {"report_in_placement": report_in_placement, "cyborg_families": cyborg_families or [],
                "physical_networks": physical_networks or {}, "host": host, "one_time_use": one_time_use or []}
     try:
-        return _novaconf.render(functions, discovery, options)
+        return _novaconf.with_notifications(_novaconf.render(functions, discovery, options), notifications)
     except (DeclarationError, _novaconf.NovaConfigError) as e:
         raise AnsibleFilterError("nova_device_config: %s" % e)
 

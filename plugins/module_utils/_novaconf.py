@@ -517,3 +517,31 @@ def merge_aliases(per_host, pci_in_placement=None):
         pci_in_placement = any("resource_class" in a or "traits" in a for a in out)
     return {"aliases": out, "problems": problems,
             "alias_conf": api_conf(out, pci_in_placement)}
+
+
+# Versioned notifications for event consumers (docs/events.md): Kolla-Ansible writes driver = noop unless one asks.
+NOTIFICATION_TOPIC = "versioned_notifications"
+
+
+def with_notifications(rendered, topics):
+    """``rendered`` (:func:`render`'s result) with Nova's versioned notifications switched on in its nova.conf:
+    ``[notifications] notification_format = versioned`` and ``versioned_notifications_topics``, and
+    ``[oslo_messaging_notifications] driver = messagingv2`` (oslo.messaging on the RPC bus unless the deployment
+    sets a ``transport_url`` there). ``topics``: a list of topic names, or empty/None to leave the file as it is."""
+    if not topics:
+        return rendered
+    if isinstance(topics, str):
+        topics = [topics]
+    names_ok = isinstance(topics, list) and all(isinstance(t, str) and re.match(r"^[A-Za-z0-9_.-]+$", t)
+                                                for t in topics)
+    if not names_ok:
+        raise NovaConfigError("notifications: a list of topic names (e.g. [%s]), got %r" % (NOTIFICATION_TOPIC, topics))
+    sections = [("notifications", [("notification_format", "versioned"),
+                                   ("versioned_notifications_topics", ",".join(topics))]),
+                ("oslo_messaging_notifications", [("driver", "messagingv2")])]
+    out = dict(rendered)
+    out["nova_conf"] = rendered["nova_conf"] + "".join(
+        "\n[%s]\n%s" % (name, "".join("%s = %s\n" % kv for kv in body)) for name, body in sections)
+    out["nova_sections"] = list(rendered.get("nova_sections") or []) + [
+        [name, [list(kv) for kv in body]] for name, body in sections]
+    return out

@@ -2,7 +2,8 @@
 # Create (or refresh) the virtualenvs of the real OpenStack services the harness starts (tests/harness/services)
 # for the integration tests, the benchmarks and the demo. One venv per service, so their pins cannot clash:
 #   placement -> .venv-services from tests/harness/requirements.txt (Placement, gunicorn, the openstack CLI)
-#   NAME      -> .venv-NAME     from tests/harness/requirements-NAME.txt (cyborg, ironic, ...)
+#   NAME      -> .venv-NAME     from tests/harness/requirements-NAME.txt (cyborg, ironic, nova, eda: ansible-rulebook
+#                                  and aio-pika for the events target, its JDK from Debian)
 # Idempotent: a venv whose requirements file did not change is left alone.
 # Usage: tests/harness/setup-venv.sh [--force] [NAME ...]   (no NAME: every service with a requirements file)
 set -eu
@@ -46,6 +47,10 @@ make_venv() {  # NAME
     # The pieces the harness calls must be there.
     "$venv/bin/python" -c "import placement.wsgi, gunicorn, osc_placement"
     test -x "$venv/bin/openstack"
+  fi
+  if [ "$name" = eda ]; then
+    "$venv/bin/python" -c "import ansible_rulebook, aio_pika"
+    test -x "$venv/bin/ansible-rulebook"
   fi
   echo "$want" > "$stamp"
   echo "$venv ready"

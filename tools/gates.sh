@@ -82,7 +82,8 @@ start_services() {  # COLL SERVICES_DIR
   rm -rf "$2"; mkdir -p "$2"
   { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"; } >"$1/tests/integration/integration_config.yml"
   [ -x tests/harness/services ] || return 0
-  tests/harness/services start "$2" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} || return 1
+  tests/harness/services start "$2" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} \
+    ${HARNESS_WITHOUT:+--without "$HARNESS_WITHOUT"} || return 1
   grep -v '^---' "$2/services.yml" >>"$1/tests/integration/integration_config.yml"
 }
 stop_services() { [ -x tests/harness/services ] && tests/harness/services stop "$1"; return 0; }
@@ -128,7 +129,7 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
 # the user's: each run starts the jobs the way a new user's first run does, so that first-run state (the key
 # pair two jobs would both make) cannot hide behind what an earlier run left in the real home.
 gate_integration() {
-  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll
+  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll without
   mkdir -p "$out_dir"
   int_home="$run_dir/home"
   rm -rf "$int_home"; mkdir -p "$int_home"
@@ -142,7 +143,11 @@ gate_integration() {
     for g in $groups; do
       jcoll=$coll
       [ "$i" -gt 0 ] && jcoll=$(tools/stage.sh "$run_dir/collections-$g")
-      integration_job "$jcoll" "$run_dir/services-$g" "$out_dir/$g.log" "shippable/posix/$g/" &
+      # the message bus only for a group with a target that says it needs one (alias accelops/service/rabbitmq)
+      without=rabbitmq
+      grep -qx 'accelops/service/rabbitmq' $(grep -lx "shippable/posix/$g" tests/integration/targets/*/aliases) &&
+        without=""
+      HARNESS_WITHOUT=$without integration_job "$jcoll" "$run_dir/services-$g" "$out_dir/$g.log" "shippable/posix/$g/" &
       pids="$pids $!"; i=$((i + 1))
       if [ "$i" -ge "$jobs" ]; then
         for p in $pids; do wait "$p" || rc=1; done

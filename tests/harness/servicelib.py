@@ -303,22 +303,26 @@ def stop(state_dir):
 
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
-    usage = ("usage: services start STATE_DIR [--services %s] | services stop STATE_DIR  (default: all)"
-             % ",".join(SERVICES))
+    usage = ("usage: services start STATE_DIR [--services %s] [--without NAME,...] | services stop STATE_DIR  "
+             "(default: all)" % ",".join(SERVICES))
     if len(argv) < 2 or argv[0] not in ("start", "stop"):
         print(usage, file=sys.stderr)
         return 2
     action, state_dir, rest = argv[0], argv[1], argv[2:]
-    names = None
+    names, without = None, []
     while rest:
         opt = rest.pop(0)
         if opt == "--services" and rest:
             names = [n for n in rest.pop(0).split(",") if n]
+        elif opt == "--without" and rest:
+            without = [n for n in rest.pop(0).split(",") if n]
         elif opt.startswith("--services="):
             names = [n for n in opt.split("=", 1)[1].split(",") if n]
         else:
             print(usage, file=sys.stderr)
             return 2
+    if without:
+        names = [n for n in (names if names is not None else SERVICES) if n not in without]
     try:
         if action == "start":
             t0 = time.time()

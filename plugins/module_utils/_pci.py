@@ -479,7 +479,25 @@ def scan(sysfs):
             if vfs_of[1] is not None:
                 vfs_of[1].append(address)
         functions[address] = f
+    _cut_physfn_chains(functions, cache)
     return PciScan(functions, groups, warnings)
+
+
+def _cut_physfn_chains(functions, cache):
+    """The kernel links a VF to its PF, never to another VF: a ``physfn`` that points at a function with a
+    ``physfn`` of its own (a cycle between two functions, a function naming itself, a chain) is reported on the
+    function and not followed (its ``physfn`` is dropped), so nothing downstream walks the PCI graph in a loop."""
+    cut = [f for f in functions.values() if f.physfn and functions.get(f.physfn) is not None
+           and functions[f.physfn].physfn]
+    for f in cut:
+        pf = functions[f.physfn]
+        f.warn("physfn: points at %s, which is itself a VF (its physfn is %s); a cycle or chain in the PCI graph "
+               "the kernel never makes, not followed" % (pf.address, pf.physfn))
+    for f in cut:
+        vfs = cache.get(("vfs", f.physfn))
+        if vfs is not None and f.address in vfs:
+            vfs.remove(f.address)
+        f.physfn = None
 
 
 class PciIds(object):

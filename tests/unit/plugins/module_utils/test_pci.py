@@ -262,3 +262,20 @@ def test_the_virtfn_links_win_when_the_geometry_does_not_place_them(host, offset
     scan = _sriov_pf(host, ["0000:3b:02.1", "0000:3b:02.0"], offset=offset, stride=stride)
     assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == ["0000:3b:02.1", "0000:3b:02.0"]
     assert scan.vf_index(scan.get("0000:3b:02.1")) == 0 and scan.vf_index(scan.get("0000:3b:02.0")) == 1
+
+
+@pytest.mark.parametrize("shape", ["cycle", "self"])
+def test_a_physfn_cycle_is_reported_not_followed(host, shape):
+    """Two functions whose physfn links point at each other (or one at itself): the kernel never makes this; the
+    scan reports it on the function and drops the link, and discovery over it ends (it used to recurse)."""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+    a = host.add_pci("0000:3b:00.0", "1002", "740f", "038000", driver="gim", iommu_group=1, sriov_totalvfs=4)
+    b = host.add_pci("0000:3b:02.0", "1002", "7410", "038000", driver="amdgpu", iommu_group=2)
+    os.symlink("../0000:3b:02.0" if shape == "cycle" else "../0000:3b:00.0", host.path(a) + "/physfn")
+    if shape == "cycle":
+        os.symlink("../0000:3b:00.0", host.path(b) + "/physfn")
+    scan = _pci.scan(Sysfs(host.root))
+    warned = [f for f in scan.functions.values() if any("physfn: points at" in w for w in f.warnings)]
+    assert warned and all(f.physfn is None for f in warned)
+    result = discover(Sysfs(host.root), include_all=True)
+    assert {r["address"] for r in result["accelerators"]} >= {"0000:3b:00.0"}

@@ -122,8 +122,21 @@ def test_plan_mdev_whole_card_and_limits(t4):
         plan_vgpu(HostOps(Sysfs(root=t4.root), tool_paths={"mdevctl": None}), [T4], VgpuDesired("GRID T4-1Q", 1, hostname="h"))
 
 
+def test_a_count_past_the_capacity_is_refused_before_any_uuid_is_built(t4, monkeypatch):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _vgpu
+    built = []
+    real = _vgpu.mdev_uuid
+    monkeypatch.setattr(_vgpu, "mdev_uuid", lambda *a: built.append(a) or real(*a))
+    with pytest.raises(ProgrammingError, match="offers at most 8 vGPUs of type nvidia-231"):
+        plan_vgpu(_no_mdevctl(t4), [T4], VgpuDesired("GRID T4-2Q", 4000))
+    assert built == []
+
+
 @pytest.mark.parametrize("desired,addresses,why", [
-    (VgpuDesired("GRID T4-2Q", -1), [T4], "count: -1 must be 0 or more"),
+    (VgpuDesired("GRID T4-2Q", -1), [T4], "count: -1 must be an integer from 0 to 4096"),
+    (VgpuDesired("GRID T4-2Q", 10 ** 8), [T4], "count: 100000000 must be an integer from 0 to 4096"),
+    (VgpuDesired("GRID T4-2Q", 10 ** 5000), [T4], "count: an integer of about 5000 digits must be"),
+    (VgpuDesired("GRID T4-2Q", True), [T4], "count: True must be an integer"),
     (VgpuDesired(None, 2), [T4], "a vGPU type .* is needed"),
     (VgpuDesired("GRID T4-2Q", 1), [T4, "18:00.0"], "listed twice"),
     (VgpuDesired("GRID T4-2Q", 1), ["0000:99:00.0"], "no PCI device 0000:99:00.0"),

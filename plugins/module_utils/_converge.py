@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import time
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
@@ -133,6 +134,27 @@ class HostLock(object):
             pass
         os.close(self.fd)
         self.fd = None
+
+
+_NO_DEVICE = re.compile(r"^(?P<name>.*): no device at (?P<addr>[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) on this host$")
+# PCI base classes of functions that are not devices a function is declared on (PCI code and ID assignment spec)
+_NOT_A_CARD = {"06": "a PCI bridge", "08": "a system peripheral", "0c": "a serial bus controller",
+               "05": "a memory controller", "01": "a storage controller"}
+
+
+def _what_is_there(sysfs, problem):
+    """A declared address that discovery did not report, said as what is there: a bridge named by address is a
+    bridge (class 06), not "no device"."""
+    m = _NO_DEVICE.match(problem)
+    if not m:
+        return problem
+    cls = (sysfs.read_optional("/sys/bus/pci/devices/%s/class" % m.group("addr")) or "").lower()
+    cls = cls[2:] if cls.startswith("0x") else cls
+    if len(cls) != 6 or cls.strip("0123456789abcdef"):
+        return problem
+    what = _NOT_A_CARD.get(cls[:2], "a PCI function of class %s that discovery does not report" % cls[:4])
+    return "%s: %s is %s (class %s), not an accelerator; nothing is declared on it" % (
+        m.group("name"), m.group("addr"), what, cls[:4])
 
 
 def _one_line(text):
@@ -309,6 +331,7 @@ class Converge(object):
         p, r = self.p, self.result
         found = self.discover()
         before = resolve(functions, found, validated=True)
+        before["problems"] = [_what_is_there(self.sysfs, problem) for problem in before["problems"]]
         cards = card_records(before, p["placement_in_use"], p["safe_mode"])
         r.update(discovery=found, cards=cards, problems=before["problems"], function_names=before["function_names"],
                  overrides=overrides(before), reporters=reporters(before, found, self.reporting))

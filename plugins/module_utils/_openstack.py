@@ -10,8 +10,11 @@ These modules run on the controller (openstacksdk is not needed on managed hosts
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
+import threading
 import time
 import traceback
 
@@ -167,8 +170,60 @@ def retry_delays(retries, delay):
     return [min(delay * (2 ** i), RETRY_DELAY_CAP) for i in range(max(retries, 0))]
 
 
+class DeadlineExceeded(BaseException):
+    """A request path (authentication, version discovery, the request) ran past its deadline. A BaseException:
+    keystoneauth's own ``except Exception`` around discovery must not swallow it and try again."""
+
+
+# The deadline of one request path when the module sets none: api_timeout (OpenStackModule sets it from the
+# options), else REQUEST_TIMEOUT.
+_DEADLINE = {"seconds": None}
+
+
+def request_deadline():
+    """Seconds one request path may take: the module's api_timeout, else REQUEST_TIMEOUT."""
+    return _DEADLINE["seconds"] or REQUEST_TIMEOUT
+
+
+@contextlib.contextmanager
+def deadline(seconds, what):
+    """Bound what runs inside by ``seconds`` of wall time, whatever keystoneauth does in there (a 401 on auth_url
+    sent it through discovery again and again, past api_timeout): SIGALRM raises :class:`DeadlineExceeded`.
+    Modules run in their process's main thread; elsewhere, or inside an outer deadline, nothing is added."""
+    if not seconds or threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(_signum, _frame):
+        raise DeadlineExceeded("%s: no answer within %s s (api_timeout)" % (what, seconds))
+    old = signal.signal(signal.SIGALRM, expire)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _api_timeout(params):
+    """api_timeout as a number of seconds (the option, or the key of a cloud dict), None when not set or not a
+    positive number."""
+    value = params.get("api_timeout")
+    cloud = params.get("cloud")
+    if value is None and isinstance(cloud, dict):
+        value = cloud.get("api_timeout")
+    try:
+        value = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if 0 < value <= 86400 else None
+
+
 def no_answer_cause(error):
     """A one-line cause when ``error`` means that no answer came back (else None)."""
+    if isinstance(error, DeadlineExceeded):
+        return "no answer: %s" % error
     no_answer, not_transient = _no_answer_errors()
     if no_answer and isinstance(error, no_answer) and not isinstance(error, not_transient):
         text = " ".join(str(error).split())
@@ -209,8 +264,9 @@ def service_proxy(get, service, retries=REQUEST_RETRIES, delay=REQUEST_RETRY_DEL
     waited = 0.0
     for attempt in range(len(pauses) + 1):
         try:
-            return get()
-        except Exception as e:  # pylint: disable=broad-except
+            with deadline(request_deadline(), "%s version discovery" % service):
+                return get()
+        except (Exception, DeadlineExceeded) as e:  # pylint: disable=broad-except
             cause = no_answer_cause(e)
             if cause is None:
                 raise
@@ -240,7 +296,9 @@ class ServiceClient(object):
         self.retried = 0
         self.log = []
         session = getattr(adapter, "session", None)
+        # the session's timeout is api_timeout (per socket read); without one, REQUEST_TIMEOUT per request
         self.timeout = None if getattr(session, "timeout", None) else REQUEST_TIMEOUT
+        self.deadline = getattr(session, "timeout", None) or request_deadline()
 
     def count(self, method):
         """Count one request (subclasses may count reads and writes apart)."""
@@ -262,8 +320,10 @@ class ServiceClient(object):
             kwargs["json"] = body
         kwargs.update(extra or {})
         try:
-            resp = self.adapter.request(path, method, **kwargs)
-        except Exception as e:  # pylint: disable=broad-except
+            # one deadline for the whole path (authentication, discovery, the request): api_timeout bounds it
+            with deadline(self.deadline, "%s %s %s" % (self.service, method, path)):
+                resp = self.adapter.request(path, method, **kwargs)
+        except (Exception, DeadlineExceeded) as e:  # pylint: disable=broad-except
             cause = no_answer_cause(e)
             if cause is None:
                 raise
@@ -367,6 +427,7 @@ class OpenStackModule(object):
         self.ansible.no_log_values.update(cloud_secrets(self.ansible.params.get("cloud")))
         self.params = self.ansible.params
         self._conn = None
+        _DEADLINE["seconds"] = _api_timeout(self.params)
 
     @property
     def conn(self):

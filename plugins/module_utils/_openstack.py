@@ -96,6 +96,30 @@ def openstack_argument_spec(**extra):
     return spec
 
 
+# A region id as Keystone lists them; braces (openstacksdk formats strings with the region) and control
+# characters are refused here, naming the option, instead of an IndexError deep in the SDK.
+REGION_RE = re.compile(r"^[^{}\x00-\x1f\x7f]{1,255}\Z")
+
+
+def connection_refusal(error, params):
+    """The message for an error building the connection, naming the option it comes from (keystoneauth and
+    openstacksdk say it in their words, without the option's name)."""
+    name = type(error).__name__
+    text = " ".join(("%s" % error).split())[:300]
+    cloud = params.get("cloud")
+    if name == "NoMatchingPlugin":
+        option = "auth_type"
+    elif "Config" in name and isinstance(cloud, str) and cloud in text:
+        option = "cloud"
+    elif isinstance(cloud, dict):
+        option = "cloud"
+    elif isinstance(error, (TypeError, KeyError, IndexError)) or "auth" in text.lower():
+        option = "auth"
+    else:
+        option = "cloud, auth, auth_type, region_name"
+    return "%s: could not build an OpenStack connection from it: %s: %s" % (option, name, text)
+
+
 def connection_kwargs(params):
     """Keyword arguments for :func:`openstack.connect` from module parameters.
 
@@ -120,6 +144,11 @@ def connection_kwargs(params):
                             ("client_key", "key"), ("api_timeout", "api_timeout")):
             if params.get(option) is not None:
                 kwargs[key] = params[option]
+    region = kwargs.get("region_name")
+    if region is not None and (not isinstance(region, str) or not REGION_RE.match(region)):
+        raise ValueError("region_name: %r is not a region name (the region id as Keystone lists it, 1-255 "
+                         "characters without braces or control characters, e.g. RegionOne)"
+                         % (region[:80] if isinstance(region, str) else type(region).__name__,))
     kwargs.setdefault("interface", params.get("interface") or "public")
     kwargs.setdefault("app_name", "accelops.lifecycle")
     return kwargs
@@ -441,10 +470,8 @@ class OpenStackModule(object):
                 self.ansible.fail_json(msg=str(e))
             try:
                 self._conn = _LAZY["sdk"][0].connect(**kwargs)
-            except sdk_exceptions.SDKException as e:
-                self.fail_sdk(e, "could not build an OpenStack connection")
-            except Exception as e:  # keystoneauth and os-client-config raise their own types
-                self.ansible.fail_json(msg="could not build an OpenStack connection: %s: %s" % (type(e).__name__, e))
+            except Exception as e:  # pylint: disable=broad-except  # keystoneauth and openstacksdk's own types
+                self.ansible.fail_json(msg=connection_refusal(e, self.params))
         return self._conn
 
     def fail_sdk(self, error, action):

@@ -176,3 +176,19 @@ def test_a_401_on_auth_url_ends_within_the_api_timeout(capsys):
     assert took < 20, took
     assert result["failed"] is True and "hunter2-secret" not in json.dumps(result)
     assert "no answer within 2.0 s (api_timeout)" in result["msg"], result["msg"]
+
+
+@pytest.mark.parametrize("extra, option", [
+    ({"region_name": "{}"}, "region_name: '{}' is not a region name"),
+    ({"region_name": "{0}"}, "region_name: '{0}' is not a region name"),
+    ({"region_name": ""}, "region_name: '' is not a region name"),
+    ({"auth_type": "no-such-plugin"}, "auth_type: could not build an OpenStack connection"),
+    ({"cloud": "no-such-cloud", "auth": None, "auth_type": None}, "cloud: could not build an OpenStack connection"),
+], ids=["braces", "format-field", "empty", "auth-type", "cloud"])
+def test_connection_refusals_name_the_option(capsys, extra, option):
+    args = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:%d" % _closed_port(),
+                                                 "token": "a-long-secret-token"}, "api_timeout": 2}
+    args.update(extra)
+    result = _run(_ListProviders, args, capsys)
+    assert result["failed"] is True and result["msg"].startswith(option), result["msg"]
+    assert "a-long-secret-token" not in json.dumps(result)

@@ -163,8 +163,8 @@ def collect_domains(sysfs, run_dir, inuse):
             # a regular file only, bounded, never through a link or a FIFO (the file rule, _safefile)
             data = read_regular(real + "/" + fname, XML_LIMIT)
         except UnsafeFile as e:
-            inuse.warnings.append("%s: %s; skipped" % (host_path, "larger than %d MiB" % (XML_LIMIT >> 20)
-                                                        if e.errno == errno.EFBIG else e.strerror))
+            why = "larger than %d MiB" % (XML_LIMIT >> 20) if e.errno == errno.EFBIG else e.strerror
+            inuse.warnings.append("%s: %s; skipped" % (host_path, why))
             continue
         except (IOError, OSError) as e:
             inuse.warnings.append("cannot read %s: %s" % (host_path, errno_text(e.errno)))

@@ -49,9 +49,9 @@ class PlacementBodyError(PlacementHTTPError):
     """A 200 whose body is not of the shape the request's API reference gives (a proxy's page, another service)."""
 
     def __init__(self, method, path, missing):
-        self.method, self.path, self.status, self.body, self.code = method, path, 200, "", None
-        Exception.__init__(self, "Placement %s %s: HTTP 200 but the body is not Placement's answer (%s); is the "
-                                 "endpoint Placement's? Nothing more was sent for this provider" % (method, path, missing))
+        PlacementHTTPError.__init__(self, method, path, 200, "")
+        self.args = ("Placement %s %s: HTTP 200 but the body is not Placement's answer (%s); is the endpoint "
+                     "Placement's? Nothing more was sent for this provider" % (method, path, missing),)
 
 
 def shaped(body, method, path, **fields):

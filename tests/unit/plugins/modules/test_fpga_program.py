@@ -620,8 +620,8 @@ def test_a_fifo_at_the_kept_copy_never_hangs_check_mode(tmp_path):
     os.makedirs(state, 0o700)
     os.mkfifo(os.path.join(state, digest + ".gbs"))
     out = {}
-    t = threading.Thread(target=lambda: out.update(r=run({"root": h.root, "address": DFL["address"], "bitstream": path,
-                                                           "sha256": digest, "persistent": True}, check=True)))
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True}
+    t = threading.Thread(target=lambda: out.update(r=run(args, check=True)))
     t.daemon = True
     t.start()
     t.join(20)

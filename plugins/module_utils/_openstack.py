@@ -209,9 +209,20 @@ class DeadlineExceeded(BaseException):
 _DEADLINE = {"seconds": None}
 
 
+# A request path makes up to this many requests, each bounded by api_timeout on its own (a token, the service's
+# version discovery, the request); the margin is for the work between them on a loaded machine.
+PATH_REQUESTS = 4
+PATH_MARGIN = 5.0
+
+
+def path_deadline(timeout):
+    """The deadline of one request path whose requests are each bounded by ``timeout`` seconds."""
+    return PATH_REQUESTS * timeout + PATH_MARGIN
+
+
 def request_deadline():
-    """Seconds one request path may take: the module's api_timeout, else REQUEST_TIMEOUT."""
-    return _DEADLINE["seconds"] or REQUEST_TIMEOUT
+    """Seconds one request path may take: from the module's api_timeout, else from REQUEST_TIMEOUT."""
+    return path_deadline(_DEADLINE["seconds"] or REQUEST_TIMEOUT)
 
 
 @contextlib.contextmanager
@@ -225,7 +236,8 @@ def deadline(seconds, what):
         return
 
     def expire(_signum, _frame):
-        raise DeadlineExceeded("%s: no answer within %s s (api_timeout)" % (what, seconds))
+        raise DeadlineExceeded("%s: no answer within %s s (%d x api_timeout + %s s)"
+                               % (what, seconds, PATH_REQUESTS, PATH_MARGIN))
     old = signal.signal(signal.SIGALRM, expire)
     try:
         signal.setitimer(signal.ITIMER_REAL, float(seconds))
@@ -327,7 +339,7 @@ class ServiceClient(object):
         session = getattr(adapter, "session", None)
         # the session's timeout is api_timeout (per socket read); without one, REQUEST_TIMEOUT per request
         self.timeout = None if getattr(session, "timeout", None) else REQUEST_TIMEOUT
-        self.deadline = getattr(session, "timeout", None) or request_deadline()
+        self.deadline = path_deadline(session.timeout) if getattr(session, "timeout", None) else request_deadline()
 
     def count(self, method):
         """Count one request (subclasses may count reads and writes apart)."""

@@ -173,9 +173,9 @@ def test_a_401_on_auth_url_ends_within_the_api_timeout(capsys):
     finally:
         server.shutdown()
     took = time.monotonic() - started
-    assert took < 20, took
+    assert took < 30, took
     assert result["failed"] is True and "hunter2-secret" not in json.dumps(result)
-    assert "no answer within 2.0 s (api_timeout)" in result["msg"], result["msg"]
+    assert "no answer within 13.0 s (4 x api_timeout + 5.0 s)" in result["msg"], result["msg"]
 
 
 @pytest.mark.parametrize("extra, option", [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import time
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
@@ -35,11 +36,21 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration im
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import OptionError, discover
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
+from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import (
+    describe,
+    make_dir,
+    open_regular,
+    read_text,
+    write_atomic,
+)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import plan_failure
 
 LOCK_FILE = "converge.lock"
 OWNER_FILE = "converge.owner"
 LOCK_POLL = 0.05
+# The owner record is four short lines; a longer file is not one this module wrote.
+OWNER_LIMIT = 4096
+OWNER_KEYS = ("pid", "token", "owner", "started")
 
 
 class ConvergeRefused(Exception):
@@ -66,12 +77,14 @@ class HostLock(object):
         return os.path.join(self.lock_dir, OWNER_FILE)
 
     def acquire(self):
+        path = os.path.join(self.lock_dir, LOCK_FILE)
         try:
-            os.makedirs(self.lock_dir, exist_ok=True)
-            fd = os.open(os.path.join(self.lock_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            # The directory is this run's own (0700, checked for owner and mode) and the lock file is opened
+            # under the file rule (_safefile): a planted link or FIFO is refused, never followed or waited on.
+            make_dir(self.lock_dir, 0o700)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as e:
-            raise ConvergeRefused("lock_dir: cannot open %s: %s; nothing was changed"
-                                  % (os.path.join(self.lock_dir, LOCK_FILE), e.strerror or e))
+            raise ConvergeRefused("lock_dir: cannot open the host lock: %s; nothing was changed" % describe(e))
         start = time.monotonic()
         while True:
             try:
@@ -81,7 +94,7 @@ class HostLock(object):
                 if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                     os.close(fd)
                     raise ConvergeRefused("lock_dir: cannot lock %s: %s; nothing was changed"
-                                          % (os.path.join(self.lock_dir, LOCK_FILE), e.strerror or e))
+                                          % (path, e.strerror or e))
             if time.monotonic() - start >= self.wait:
                 os.close(fd)
                 raise ConvergeRefused(self._held_message())
@@ -89,19 +102,23 @@ class HostLock(object):
         self.waited = round(time.monotonic() - start, 2)
         self.fd = fd
         record = "pid=%d\ntoken=%s\nowner=%s\nstarted=%s\n" % (
-            os.getpid(), self.token, self.owner.replace("\n", " "), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        tmp = self.owner_path + ".new"
-        with open(tmp, "w") as f:
-            f.write(record)
-        os.rename(tmp, self.owner_path)
+            os.getpid(), self.token, _one_line(self.owner), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        try:
+            write_atomic(self.owner_path, record.encode("utf-8", "backslashreplace"), 0o600)
+        except OSError as e:
+            self.release()
+            raise ConvergeRefused("lock_dir: cannot write the owner record: %s; nothing was changed" % describe(e))
 
     def _held_message(self):
         try:
-            with open(self.owner_path) as f:
-                owner = [line.strip() for line in f if line.strip()]
-            age = " (held for %d s)" % max(0, time.time() - os.stat(self.owner_path).st_mtime)
-        except OSError:
-            owner, age = ["(no owner record)"], ""
+            text = read_text(self.owner_path, OWNER_LIMIT, owned=True)
+            # Only the record's own keys are named: a file that is not an owner record says nothing of itself.
+            owner = [line.strip() for line in text.split("\n")
+                     if line.partition("=")[0].strip() in OWNER_KEYS and line.strip()]
+            owner = [_one_line(line)[:200] for line in owner] or ["(no owner record)"]
+            age = " (held for %d s)" % max(0, time.time() - os.lstat(self.owner_path).st_mtime)
+        except OSError as e:
+            owner, age = ["owner record unreadable: %s" % (getattr(e, "strerror", None) or "error")], ""
         return ("the host is locked by another converge (%s)%s; waited %s s for %s. Nothing was changed. A lock "
                 "ends when its converge ends or when its holder process dies."
                 % (", ".join(owner), age, self.wait, os.path.join(self.lock_dir, LOCK_FILE)))
@@ -110,14 +127,40 @@ class HostLock(object):
         if self.fd is None:
             return
         try:
-            with open(self.owner_path) as f:
-                mine = ("token=%s" % self.token) in f.read().split("\n")
+            mine = ("token=%s" % self.token) in read_text(self.owner_path, OWNER_LIMIT, owned=True).split("\n")
             if mine:
                 os.unlink(self.owner_path)
         except OSError:
             pass
         os.close(self.fd)
         self.fd = None
+
+
+_NO_DEVICE = re.compile(r"^(?P<name>.*): no device at (?P<addr>[0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) on this host$")
+# PCI base classes of functions that are not devices a function is declared on (PCI code and ID assignment spec)
+_NOT_A_CARD = {"06": "a PCI bridge", "08": "a system peripheral", "0c": "a serial bus controller",
+               "05": "a memory controller", "01": "a storage controller"}
+
+
+def _what_is_there(sysfs, problem):
+    """A declared address that discovery did not report, said as what is there: a bridge named by address is a
+    bridge (class 06), not "no device"."""
+    m = _NO_DEVICE.match(problem)
+    if not m:
+        return problem
+    cls = (sysfs.read_optional("/sys/bus/pci/devices/%s/class" % m.group("addr")) or "").lower()
+    cls = cls[2:] if cls.startswith("0x") else cls
+    if len(cls) != 6 or cls.strip("0123456789abcdef"):
+        return problem
+    what = _NOT_A_CARD.get(cls[:2], "a PCI function of class %s that discovery does not report" % cls[:4])
+    return "%s: %s is %s (class %s), not an accelerator; nothing is declared on it" % (
+        m.group("name"), m.group("addr"), what, cls[:4])
+
+
+def _one_line(text):
+    """Text for one line of the owner record or a message: control characters and lone surrogates escaped."""
+    text = ("%s" % text).encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256 else "?" for c in text)
 
 
 # -- cards -------------------------------------------------------------------------------------------------------
@@ -288,6 +331,7 @@ class Converge(object):
         p, r = self.p, self.result
         found = self.discover()
         before = resolve(functions, found, validated=True)
+        before["problems"] = [_what_is_there(self.sysfs, problem) for problem in before["problems"]]
         cards = card_records(before, p["placement_in_use"], p["safe_mode"])
         r.update(discovery=found, cards=cards, problems=before["problems"], function_names=before["function_names"],
                  overrides=overrides(before), reporters=reporters(before, found, self.reporting))

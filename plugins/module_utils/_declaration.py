@@ -59,6 +59,22 @@ def _hex4(value):
     return value.lower()[2:] if value.lower().startswith("0x") else value.lower()
 
 
+# No count in a declaration is larger: a PCI card has at most 65,535 VFs (TotalVFs is 16 bits), and each kind's
+# plan then checks the count against what the card itself says it holds.
+INT_CEILING = 0xFFFF
+# Linux numbers NUMA nodes below MAX_NUMNODES, at most 1 << CONFIG_NODES_SHIFT (10 at most).
+NUMA_CEILING = 1023
+DECIMAL_RE = re.compile(r"[0-9]{1,9}\Z")
+
+
+def _short(value):
+    """A value for a message: long ones cut (an integer of thousands of digits is not even repr()-able)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return "an integer of about %d digits" % int(value.bit_length() * 0.30103)
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class _Checker:
     def __init__(self, where):
         self.where = where
@@ -92,13 +108,17 @@ class _Checker:
             if required:
                 self.fail(key, "is required (an integer >= %d)" % minimum)
             return None
+        maximum = INT_CEILING if maximum is None else maximum
         if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and value.strip().isdigit():
-                value = int(value.strip())
+            # a quoted integer in ASCII digits only: "²", "٣" or "1_0" are digits to str.isdigit() or int(), not
+            # to an operator; the length bound keeps int() away from thousands of digits
+            text = value.strip() if isinstance(value, str) else None
+            if text is not None and DECIMAL_RE.match(text):
+                value = int(text)
             else:
-                self.fail(key, "must be an integer >= %d, got %r" % (minimum, value))
-        if value < minimum or (maximum is not None and value > maximum):
-            self.fail(key, "must be between %d and %s, got %d" % (minimum, maximum if maximum is not None else "any", value))
+                self.fail(key, "must be an integer from %d to %d, got %s" % (minimum, maximum, _short(value)))
+        if value < minimum or value > maximum:
+            self.fail(key, "must be an integer from %d to %d, got %s" % (minimum, maximum, _short(value)))
         return value
 
     def boolean(self, value, key, default):
@@ -142,7 +162,7 @@ def _validate_match(c, raw):
     out["handler"] = c.string(m.get("handler"), "match.handler")
     count = c.integer(m.get("count"), "match.count", minimum=1)
     out["count"] = count
-    out["numa_node"] = c.integer(m.get("numa_node"), "match.numa_node", minimum=0)
+    out["numa_node"] = c.integer(m.get("numa_node"), "match.numa_node", minimum=0, maximum=NUMA_CEILING)
     if count is not None and out["address"] and count > len(out["address"]):
         c.fail("match.count", "%s is more than the %d address(es) listed" % (count, len(out["address"])))
     if not (out["address"] or out["family"] or out["vendor_id"] or out["device_id"] or out["handler"]):
@@ -157,7 +177,7 @@ def validate(functions, where="accelerator_host_functions"):
         return []
     if not isinstance(functions, list):
         raise DeclarationError("%s: must be a list of function entries, got %s" % (where, type(functions).__name__))
-    out, names, addresses = [], {}, {}
+    out, names, addresses, traits_of = [], {}, {}, {}
     names_of_kinds = kind_names()
     for i, raw in enumerate(functions):
         c = _Checker("%s[%d]" % (where, i))
@@ -165,9 +185,18 @@ def validate(functions, where="accelerator_host_functions"):
         name = c.string(raw.get("name"), "name", NAME_RE, "letters, digits, '_', '.', '-' (1-63 characters)",
                         required=True)
         c.where = "%s[%d] (%s)" % (where, i, name)
+        try:
+            trait = _naming.function_trait(name)
+        except ValueError as e:
+            c.fail("name", "%s" % e)
         if name.lower() in names:
             c.fail("name", "%r is declared twice (also entry %d)" % (name, names[name.lower()]))
+        if trait in traits_of:
+            # fast-net, fast_net and fast.net are one trait to Placement: two functions would be one
+            c.fail("name", "%r and %r (entry %d) both become the trait %s; name them apart"
+                   % (name, functions[traits_of[trait]].get("name"), traits_of[trait], trait))
         names[name.lower()] = i
+        traits_of[trait] = i
         kinds = [k for k in names_of_kinds if k in raw]
         if len(kinds) != 1:
             c.fail("", "needs exactly one of %s (what to load), found %s" % (", ".join(names_of_kinds), ", ".join(kinds) or "none"))
@@ -210,7 +239,7 @@ def validate(functions, where="accelerator_host_functions"):
             "reporter": reporter,
             "description": raw.get("description") if isinstance(raw.get("description"), str) else None,
             "kind": kind.name,
-            "trait": _naming.function_trait(name),
+            "trait": trait,
             "match": match,
             kind.name: kind.validate(c, raw.get(kind.name)),
             "placement": {"traits": traits, "resource_class": rc},

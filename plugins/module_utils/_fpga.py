@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import stat
 import tempfile
 
@@ -37,8 +36,10 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga i
     HEX_ID_RE, FpgaError, Target, is_zero_id, normalize_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, make_dirs, shell_quote, unit_basename
+from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import (
+    check_dir, copy_atomic, make_dir, open_regular)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._tools import ToolError, find_tool, not_installed
 
@@ -110,6 +111,11 @@ def stage_bitstream(path, sha256, workdir, label="bitstream"):
                 chunk = os.read(src, 1 << 20)
                 if not chunk:
                     break
+                if not size and not _bitstream_head(chunk):
+                    # The file rule for bitstreams: only a file that starts as a bitstream of a family the
+                    # collection loads is read through and hashed; of any other file nothing is reported.
+                    raise FpgaError("%s %s%s is not a bitstream this module loads (%s); it was not read further and "
+                                    "nothing of it is reported" % (label, path, _via(info), _kinds()))
                 digest.update(chunk)
                 if len(head) < HEADER_LIMIT:
                     head += chunk[:HEADER_LIMIT - len(head)]
@@ -138,6 +144,14 @@ def stage_bitstream(path, sha256, workdir, label="bitstream"):
     except FpgaError as e:
         raise FpgaError("%s %s%s: %s" % (label, path, _via(info), e), bitstream=_public(info))
     return info
+
+
+def _bitstream_head(data):
+    return any(data[:len(d.bitstream_magic)] == d.bitstream_magic for d in family_drivers("fpga") if d.bitstream_magic)
+
+
+def _kinds():
+    return " nor ".join(d.bitstream_kind for d in family_drivers("fpga") if d.bitstream_magic)
 
 
 def _public(info):
@@ -496,14 +510,10 @@ class BootUnit(object):
 
     def _copy_bitstream(self):
         p = self.paths["bitstream"]
-        make_dirs(os.path.dirname(p), 0o700)
-        tmp = p + ".tmp"
-        try:
-            shutil.copyfile(self.bitstream["staged"], tmp)
-            os.chmod(tmp, 0o400)
-            os.rename(tmp, p)
-        finally:
-            _discard(tmp)
+        # The kept copy's directory is the run's own (0700, owner and mode checked); the copy is made under a
+        # fresh O_EXCL name and renamed into place (_safefile): a planted link is replaced, never written through.
+        make_dir(os.path.dirname(p), 0o700)
+        copy_atomic(self.bitstream["staged"], p, 0o400)
 
     def _forget_bitstream(self):
         """Undo of the copy: remove it, unless the loader script on disk still names it (its own undo failed), so
@@ -515,24 +525,23 @@ class BootUnit(object):
             os.unlink(self.paths["bitstream"])
 
 
-def _discard(path):
-    """Remove a temporary file a failed write left behind (nothing after a rename)."""
-    try:
-        if os.path.lexists(path):
-            os.unlink(path)
-    except OSError:
-        pass
-
-
 def _same_file(path, sha256):
+    """Whether the kept copy at ``path`` is a regular file in a checked directory with this sha256: a link, a
+    FIFO or a directory open to others is not the copy (the plan replaces it), and is never waited on."""
+    try:
+        check_dir(os.path.dirname(path))
+        fd = open_regular(path, owned=True)
+    except (IOError, OSError):
+        return False
     try:
         h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
+        for chunk in iter(lambda: os.read(fd, 1 << 20), b""):
+            h.update(chunk)
         return h.hexdigest() == sha256
     except (IOError, OSError):
         return False
+    finally:
+        os.close(fd)
 
 
 PROGRAM = Program(

@@ -27,6 +27,7 @@ import errno
 import os
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import UnsafeFile, read_regular
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attr_real
 
 __metaclass__ = type
@@ -159,8 +160,12 @@ def collect_domains(sysfs, run_dir, inuse):
             continue
         host_path = run_dir.rstrip("/") + "/" + fname
         try:
-            with open(real + "/" + fname, "rb") as f:
-                data = f.read(XML_LIMIT + 1)
+            # a regular file only, bounded, never through a link or a FIFO (the file rule, _safefile)
+            data = read_regular(real + "/" + fname, XML_LIMIT)
+        except UnsafeFile as e:
+            why = "larger than %d MiB" % (XML_LIMIT >> 20) if e.errno == errno.EFBIG else e.strerror
+            inuse.warnings.append("%s: %s; skipped" % (host_path, why))
+            continue
         except (IOError, OSError) as e:
             inuse.warnings.append("cannot read %s: %s" % (host_path, errno_text(e.errno)))
             continue

@@ -10,8 +10,11 @@ These modules run on the controller (openstacksdk is not needed on managed hosts
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
+import threading
 import time
 import traceback
 
@@ -93,6 +96,30 @@ def openstack_argument_spec(**extra):
     return spec
 
 
+# A region id as Keystone lists them; braces (openstacksdk formats strings with the region) and control
+# characters are refused here, naming the option, instead of an IndexError deep in the SDK.
+REGION_RE = re.compile(r"^[^{}\x00-\x1f\x7f]{1,255}\Z")
+
+
+def connection_refusal(error, params):
+    """The message for an error building the connection, naming the option it comes from (keystoneauth and
+    openstacksdk say it in their words, without the option's name)."""
+    name = type(error).__name__
+    text = " ".join(("%s" % error).split())[:300]
+    cloud = params.get("cloud")
+    if name == "NoMatchingPlugin":
+        option = "auth_type"
+    elif "Config" in name and isinstance(cloud, str) and cloud in text:
+        option = "cloud"
+    elif isinstance(cloud, dict):
+        option = "cloud"
+    elif isinstance(error, (TypeError, KeyError, IndexError)) or "auth" in text.lower():
+        option = "auth"
+    else:
+        option = "cloud, auth, auth_type, region_name"
+    return "%s: could not build an OpenStack connection from it: %s: %s" % (option, name, text)
+
+
 def connection_kwargs(params):
     """Keyword arguments for :func:`openstack.connect` from module parameters.
 
@@ -117,6 +144,11 @@ def connection_kwargs(params):
                             ("client_key", "key"), ("api_timeout", "api_timeout")):
             if params.get(option) is not None:
                 kwargs[key] = params[option]
+    region = kwargs.get("region_name")
+    if region is not None and (not isinstance(region, str) or not REGION_RE.match(region)):
+        raise ValueError("region_name: %r is not a region name (the region id as Keystone lists it, 1-255 "
+                         "characters without braces or control characters, e.g. RegionOne)"
+                         % (region[:80] if isinstance(region, str) else type(region).__name__,))
     kwargs.setdefault("interface", params.get("interface") or "public")
     kwargs.setdefault("app_name", "accelops.lifecycle")
     return kwargs
@@ -167,8 +199,72 @@ def retry_delays(retries, delay):
     return [min(delay * (2 ** i), RETRY_DELAY_CAP) for i in range(max(retries, 0))]
 
 
+class DeadlineExceeded(BaseException):
+    """A request path (authentication, version discovery, the request) ran past its deadline. A BaseException:
+    keystoneauth's own ``except Exception`` around discovery must not swallow it and try again."""
+
+
+# The deadline of one request path when the module sets none: api_timeout (OpenStackModule sets it from the
+# options), else REQUEST_TIMEOUT.
+_DEADLINE = {"seconds": None}
+
+
+# A request path makes up to this many requests, each bounded by api_timeout on its own (a token, the service's
+# version discovery, the request); the margin is for the work between them on a loaded machine.
+PATH_REQUESTS = 4
+PATH_MARGIN = 5.0
+
+
+def path_deadline(timeout):
+    """The deadline of one request path whose requests are each bounded by ``timeout`` seconds."""
+    return PATH_REQUESTS * timeout + PATH_MARGIN
+
+
+def request_deadline():
+    """Seconds one request path may take: from the module's api_timeout, else from REQUEST_TIMEOUT."""
+    return path_deadline(_DEADLINE["seconds"] or REQUEST_TIMEOUT)
+
+
+@contextlib.contextmanager
+def deadline(seconds, what):
+    """Bound what runs inside by ``seconds`` of wall time, whatever keystoneauth does in there (a 401 on auth_url
+    sent it through discovery again and again, past api_timeout): SIGALRM raises :class:`DeadlineExceeded`.
+    Modules run in their process's main thread; elsewhere, or inside an outer deadline, nothing is added."""
+    if not seconds or threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expire(_signum, _frame):
+        raise DeadlineExceeded("%s: no answer within %s s (%d x api_timeout + %s s)"
+                               % (what, seconds, PATH_REQUESTS, PATH_MARGIN))
+    old = signal.signal(signal.SIGALRM, expire)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _api_timeout(params):
+    """api_timeout as a number of seconds (the option, or the key of a cloud dict), None when not set or not a
+    positive number."""
+    value = params.get("api_timeout")
+    cloud = params.get("cloud")
+    if value is None and isinstance(cloud, dict):
+        value = cloud.get("api_timeout")
+    try:
+        value = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if 0 < value <= 86400 else None
+
+
 def no_answer_cause(error):
     """A one-line cause when ``error`` means that no answer came back (else None)."""
+    if isinstance(error, DeadlineExceeded):
+        return "no answer: %s" % error
     no_answer, not_transient = _no_answer_errors()
     if no_answer and isinstance(error, no_answer) and not isinstance(error, not_transient):
         text = " ".join(str(error).split())
@@ -209,8 +305,9 @@ def service_proxy(get, service, retries=REQUEST_RETRIES, delay=REQUEST_RETRY_DEL
     waited = 0.0
     for attempt in range(len(pauses) + 1):
         try:
-            return get()
-        except Exception as e:  # pylint: disable=broad-except
+            with deadline(request_deadline(), "%s version discovery" % service):
+                return get()
+        except (Exception, DeadlineExceeded) as e:  # pylint: disable=broad-except
             cause = no_answer_cause(e)
             if cause is None:
                 raise
@@ -240,7 +337,9 @@ class ServiceClient(object):
         self.retried = 0
         self.log = []
         session = getattr(adapter, "session", None)
+        # the session's timeout is api_timeout (per socket read); without one, REQUEST_TIMEOUT per request
         self.timeout = None if getattr(session, "timeout", None) else REQUEST_TIMEOUT
+        self.deadline = path_deadline(session.timeout) if getattr(session, "timeout", None) else request_deadline()
 
     def count(self, method):
         """Count one request (subclasses may count reads and writes apart)."""
@@ -262,8 +361,10 @@ class ServiceClient(object):
             kwargs["json"] = body
         kwargs.update(extra or {})
         try:
-            resp = self.adapter.request(path, method, **kwargs)
-        except Exception as e:  # pylint: disable=broad-except
+            # one deadline for the whole path (authentication, discovery, the request): api_timeout bounds it
+            with deadline(self.deadline, "%s %s %s" % (self.service, method, path)):
+                resp = self.adapter.request(path, method, **kwargs)
+        except (Exception, DeadlineExceeded) as e:  # pylint: disable=broad-except
             cause = no_answer_cause(e)
             if cause is None:
                 raise
@@ -367,6 +468,7 @@ class OpenStackModule(object):
         self.ansible.no_log_values.update(cloud_secrets(self.ansible.params.get("cloud")))
         self.params = self.ansible.params
         self._conn = None
+        _DEADLINE["seconds"] = _api_timeout(self.params)
 
     @property
     def conn(self):
@@ -380,10 +482,8 @@ class OpenStackModule(object):
                 self.ansible.fail_json(msg=str(e))
             try:
                 self._conn = _LAZY["sdk"][0].connect(**kwargs)
-            except sdk_exceptions.SDKException as e:
-                self.fail_sdk(e, "could not build an OpenStack connection")
-            except Exception as e:  # keystoneauth and os-client-config raise their own types
-                self.ansible.fail_json(msg="could not build an OpenStack connection: %s: %s" % (type(e).__name__, e))
+            except Exception as e:  # pylint: disable=broad-except  # keystoneauth and openstacksdk's own types
+                self.ansible.fail_json(msg=connection_refusal(e, self.params))
         return self._conn
 
     def fail_sdk(self, error, action):

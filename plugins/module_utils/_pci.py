@@ -22,6 +22,7 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
+    kernel_int,
     read_attr_real,
     read_attrs_real,
     readlink_real,
@@ -32,6 +33,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import p
 __metaclass__ = type
 
 DEVICES = "/sys/bus/pci/devices"
+# TotalVFs is a 16-bit field of the SR-IOV capability (PCIe base spec, section 9.3.3.6): no device has more.
+MAX_VFS = 0xFFFF
 DRIVERS = "/sys/bus/pci/drivers"
 # the drivers' directories are listed when the host has at least this many functions per driver (see _bound_functions)
 _LIST_DRIVERS_FACTOR = 8
@@ -77,10 +80,7 @@ def _routing_id(address):
 
 
 def _intattr(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
+    return kernel_int(text)
 
 
 class PciFunction(object):
@@ -241,13 +241,19 @@ class PciFunction(object):
             warn("sriov_totalvfs", etotal)
         sriov = {"totalvfs": 0, "numvfs": 0, "vf_device_id": None, "vfs": []}
         if total is not None:
-            sriov["totalvfs"] = _intattr(total) or 0
+            sriov["totalvfs"] = kernel_int(total, 0, MAX_VFS) or 0
+            if sriov["totalvfs"] == 0 and total not in ("", "0"):
+                self.warn("sriov_totalvfs: %r is not a VF count the kernel prints" % total[:40])
             (numvfs, en), (vf_device, evd) = read_attrs_real(base, _SRIOV_ATTRS)
             if en is not None:
                 warn("sriov_numvfs", en)
             if evd is not None:
                 warn("sriov_vf_device", evd)
-            numvfs = _intattr(numvfs)
+            numvfs_text, numvfs = numvfs, kernel_int(numvfs, 0, sriov["totalvfs"])
+            if numvfs is None and numvfs_text is not None:
+                # bounded by what the device says it has: a garbled count is reported, its links read as they are
+                self.warn("sriov_numvfs: %r is not a VF count from 0 to sriov_totalvfs (%d)"
+                          % (numvfs_text[:40], sriov["totalvfs"]))
             sriov["numvfs"] = numvfs or 0
             sriov["vf_device_id"] = _hexattr(vf_device, 4)
             vfs = self._vfs_by_routing_id(base, numvfs)
@@ -479,7 +485,25 @@ def scan(sysfs):
             if vfs_of[1] is not None:
                 vfs_of[1].append(address)
         functions[address] = f
+    _cut_physfn_chains(functions, cache)
     return PciScan(functions, groups, warnings)
+
+
+def _cut_physfn_chains(functions, cache):
+    """The kernel links a VF to its PF, never to another VF: a ``physfn`` that points at a function with a
+    ``physfn`` of its own (a cycle between two functions, a function naming itself, a chain) is reported on the
+    function and not followed (its ``physfn`` is dropped), so nothing downstream walks the PCI graph in a loop."""
+    cut = [f for f in functions.values() if f.physfn and functions.get(f.physfn) is not None
+           and functions[f.physfn].physfn]
+    for f in cut:
+        pf = functions[f.physfn]
+        f.warn("physfn: points at %s, which is itself a VF (its physfn is %s); a cycle or chain in the PCI graph "
+               "the kernel never makes, not followed" % (pf.address, pf.physfn))
+    for f in cut:
+        vfs = cache.get(("vfs", f.physfn))
+        if vfs is not None and f.address in vfs:
+            vfs.remove(f.address)
+        f.physfn = None
 
 
 class PciIds(object):

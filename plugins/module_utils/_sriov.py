@@ -27,9 +27,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_sriov_pf
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import MAX_VFS, normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, ProgrammingError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError, kernel_int
 
 DEVICES = "/sys/bus/pci/devices"
 DRIVERS = "/sys/bus/pci/drivers"
@@ -140,10 +140,7 @@ def vf_address(pf, offset, stride, index):
 
 
 def _int(text):
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
+    return kernel_int(text)
 
 
 def resolve_address(sysfs, address, option="address"):
@@ -172,12 +169,21 @@ def read_pf(sysfs, address):
     if sysfs.exists(base + "/physfn"):
         pf = os.path.basename(physfn) if physfn else "its PF"
         raise ProgrammingError("address: %s is a VF (of %s); give the PF's address" % (address, pf))
-    total = _int(sysfs.read_optional(base + "/sriov_totalvfs"))
+    total_text = sysfs.read_optional(base + "/sriov_totalvfs")
+    total = kernel_int(total_text, 0, MAX_VFS)
+    if total_text is not None and total_text != "" and total is None:
+        raise ProgrammingError("%s: %s/sriov_totalvfs reads %r, not a VF count the kernel prints (a decimal from 0 "
+                               "to %d); nothing was changed" % (address, base, total_text[:40], MAX_VFS))
     if not total:
         raise ProgrammingError("address: %s is not SR-IOV capable (no sriov_totalvfs, or it is 0)" % address)
-    numvfs = _int(sysfs.read_optional(base + "/sriov_numvfs"))
-    if numvfs is None:
+    numvfs_text = sysfs.read_optional(base + "/sriov_numvfs")
+    if numvfs_text is None:
         raise ProgrammingError("%s: cannot read %s/sriov_numvfs" % (address, base))
+    # bounded by what the device says it has: a garbled count is reported, never walked VF by VF
+    numvfs = kernel_int(numvfs_text, 0, total)
+    if numvfs is None:
+        raise ProgrammingError("%s: %s/sriov_numvfs reads %r, not a VF count from 0 to sriov_totalvfs (%d); "
+                               "nothing was changed" % (address, base, numvfs_text[:40], total))
     offset = _int(sysfs.read_optional(base + "/sriov_offset"))
     stride = _int(sysfs.read_optional(base + "/sriov_stride"))
     vfs = []

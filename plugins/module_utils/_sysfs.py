@@ -15,9 +15,33 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 
 # Sysfs attributes are at most one page; anything longer is not an attribute the kernel wrote.
 ATTR_LIMIT = 4096
+
+# What the kernel prints for an integer attribute (%d / %u): ASCII digits, a minus for a negative value, nothing
+# else (no "+4", no "1_0", no other script's digits, which int() would all take).
+_KERNEL_DECIMAL = re.compile(r"-?[0-9]{1,20}\Z")
+# Opened without blocking: a FIFO planted in a tree is read as empty, never waited on (regular files, sysfs and
+# procfs attributes ignore the flag).
+_O_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def kernel_int(text, low=None, high=None):
+    """An integer attribute as the kernel prints it, or None: not kernel decimal (``1_0``, ``+4``, Arabic-Indic
+    digits, ``1e5``), or outside ``[low, high]`` (the bounds the device itself gives)."""
+    if text is None:
+        return None
+    text = text.strip() if isinstance(text, str) else text
+    if not isinstance(text, str) or not _KERNEL_DECIMAL.match(text):
+        return None
+    value = int(text)
+    if (low is not None and value < low) or (high is not None and value > high):
+        return None
+    return value
+
 
 # Kernel errno values that sysfs writes return, with what they mean for an operator.
 _ERRNO_HINTS = {
@@ -99,10 +123,26 @@ class Sysfs(object):
     def read_bytes(self, path, limit=1 << 20):
         """Read at most ``limit`` bytes (sysfs attributes are one page; never read a huge file whole)."""
         try:
-            with open(self.real(path), "rb") as f:
-                return f.read(limit)
+            fd = os.open(self.real(path), _O_READ)
         except (IOError, OSError) as e:
             raise SysfsError("read", path, e)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                # a FIFO, a device or a socket where an attribute should be: refused, never waited on
+                raise SysfsError("read", path, OSError(errno.EINVAL, "not a regular file"))
+            chunks, size = [], 0
+            while size < limit:
+                chunk = os.read(fd, limit - size)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            return b"".join(chunks)
+        except (IOError, OSError) as e:
+            raise SysfsError("read", path, e)
+        finally:
+            os.close(fd)
 
     def read(self, path, default=None, limit=1 << 20):
         """Read a text attribute, stripped of the trailing newline. ``default`` is returned when the file
@@ -185,7 +225,7 @@ class Sysfs(object):
             os.close(fd)
 
 
-_open, _read, _close, _O_RDONLY = os.open, os.read, os.close, os.O_RDONLY
+_open, _read, _close = os.open, os.read, os.close
 
 
 class AttrTooLarge(Exception):
@@ -194,7 +234,7 @@ class AttrTooLarge(Exception):
 
 def read_raw(real_path, limit=ATTR_LIMIT):
     """Read a small file in one ``read()``: bytes, or raise OSError / :class:`AttrTooLarge`."""
-    fd = os.open(real_path, os.O_RDONLY)
+    fd = os.open(real_path, _O_READ)
     try:
         data = os.read(fd, limit)
         if len(data) == limit and os.read(fd, 1):
@@ -209,7 +249,7 @@ def read_attr_real(real_path, limit=ATTR_LIMIT):
     when it cannot be read (``errno.EFBIG`` when longer than ``limit``, ``errno.EILSEQ`` when it is
     not UTF-8 text). This is the scanners' hot path: one open, one read, one close."""
     try:
-        fd = _open(real_path, _O_RDONLY)
+        fd = _open(real_path, _O_READ)
     except OSError as e:
         return None, e.errno or errno.EIO
     try:
@@ -242,7 +282,7 @@ def read_attrs_real(base, names, limit=ATTR_LIMIT):
     append = out.append
     for name in names:
         try:
-            fd = _open(base + name, _O_RDONLY)
+            fd = _open(base + name, _O_READ)
         except OSError as e:
             append((None, e.errno or errno.EIO))
             continue

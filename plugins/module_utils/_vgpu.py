@@ -34,13 +34,24 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
     blocking,
     resolve_address,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError, kernel_int
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import UUID_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import MAX_INSTANCE_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import vendor_vfio_driver, vendor_vfio_names
 
 # uuid5(NAMESPACE_URL, "https://github.com/accelops/lifecycle/vgpu"), fixed forever: changing it renames every vGPU.
 NAMESPACE = uuidlib.UUID("0b7e3d6a-6f0e-5b8c-9a53-2f1c3c4d9e21")
+# The vgpu module's documented range of count; the converge's declarations are held to it too, before any uuid
+# is built or the card is read.
+MAX_COUNT = 4096
+
+
+def _short(value):
+    if isinstance(value, int) and value.bit_length() > 128:
+        # repr() of a very long integer raises (Python's int/str digit limit)
+        return "an integer of about %d digits" % int(value.bit_length() * 0.30103)
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def host_name(sysfs):
@@ -87,11 +98,8 @@ def read_mdev_card(sysfs, addr):
 
 
 def int_or_none(v):
-    """``int(v)``, or None for a value that is no integer (a missing or garbled sysfs file)."""
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return None
+    """A sysfs integer as the kernel prints it, or None for a missing or garbled file (``1_0``, ``+4``)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else kernel_int(v)
 
 
 def resolve_mdev_type(types, wanted, addr):
@@ -113,12 +121,14 @@ def plan_mdev(ops, plan, addr, desired, files, module_name, mdevctl_defs):
     count = desired.count
     t = resolve_mdev_type(types, desired.type, addr) if count else None
     host = desired.hostname or host_name(sysfs)
-    want = [mdev_uuid(host, addr, t["id"], i) for i in range(count)] if t else []
     if t:
-        same_kept = [u for u in want if u in mdevs and mdevs[u]["type"] == t["id"]]
+        # the capacity first: a count past what the card holds is refused before one uuid is built for it
         cap = t["max"] if t["max"] is not None else (t["available"] or 0) + sum(1 for m in mdevs.values() if m["type"] == t["id"])
         if count > cap:
             raise ProgrammingError("count: %s offers at most %d vGPUs of type %s (%s); %d asked" % (addr, cap, t["id"], t["name"], count))
+    want = [mdev_uuid(host, addr, t["id"], i) for i in range(count)] if t else []
+    if t:
+        same_kept = [u for u in want if u in mdevs and mdevs[u]["type"] == t["id"]]
     else:
         same_kept = []
     other_types = sorted(set(m["type"] for m in mdevs.values() if t is None or m["type"] != t["id"]))
@@ -216,8 +226,8 @@ def choose_backend(sysfs, addr, wanted):
 def plan_vgpu(ops, addresses, desired, files=None, module_name="vgpu", check_mode=False):
     """Plan vGPUs on every GPU in ``addresses``. Returns ``(plan, cards)``."""
     sysfs = ops.sysfs
-    if not isinstance(desired.count, int) or desired.count < 0:
-        raise ProgrammingError("count: %r must be 0 or more" % (desired.count,))
+    if isinstance(desired.count, bool) or not isinstance(desired.count, int) or not 0 <= desired.count <= MAX_COUNT:
+        raise ProgrammingError("count: %s must be an integer from 0 to %d" % (_short(desired.count), MAX_COUNT))
     if desired.count and not desired.type:
         raise ProgrammingError("type: a vGPU type (name or id) is needed when count is not 0")
     plan = Plan()
@@ -299,5 +309,5 @@ PROGRAM = tool_program(
         hostname=dict(type="str"),
     ),
     plan_module,
-    {"count": (0, 4096)},
+    {"count": (0, MAX_COUNT)},
 )

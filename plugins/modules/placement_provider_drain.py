@@ -169,13 +169,23 @@ def _drained_invs(invs):
     return out
 
 
+def _read_inventories(client, uuid):
+    """The provider's inventories, each checked for the fields the drain reads (a 200 of another shape is
+    refused with a message, never a KeyError)."""
+    path = "/resource_providers/%s/inventories" % uuid
+    cur = client.read(path, resource_provider_generation=int, inventories=dict)
+    for rc, inv in cur["inventories"].items():
+        P.shaped(inv, "GET", path + " (%s)" % rc, total=int)
+    return cur
+
+
 def drain_one(client, item, retries, check_mode):
     """Drain one provider under its generation, refusing it when it has allocations."""
     u = item["uuid"]
     out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": None, "reason": None,
            "moved": False, "generation": None, "allocations": [], "held": None}
     for _attempt in range(retries + 1):
-        allocs = client.get("/resource_providers/%s/allocations" % u)
+        allocs = client.read("/resource_providers/%s/allocations" % u, resource_provider_generation=int, allocations=dict)
         gen = allocs["resource_provider_generation"]
         out["generation"] = gen
         if item.get("generation") is not None and gen != item["generation"]:
@@ -189,7 +199,7 @@ def drain_one(client, item, retries, check_mode):
             out.update(action="refused", allocations=consumers,
                        reason="has allocations of %s%s" % (", ".join(consumers), since))
             return out
-        cur = client.get("/resource_providers/%s/inventories" % u)
+        cur = _read_inventories(client, u)
         if cur["resource_provider_generation"] != gen:
             continue  # moved between the two reads: decide again
         invs = cur["inventories"]
@@ -229,7 +239,9 @@ def drain_one(client, item, retries, check_mode):
                 out["moved"] = True
                 continue  # something was written in between (an allocation?): read again
             raise
-        out.update(action="drained", generation=r["resource_provider_generation"])
+        path = "/resource_providers/%s/inventories" % u
+        out.update(action="drained", generation=P.shaped(r, "PUT", path, resource_provider_generation=int)[
+            "resource_provider_generation"])
         return out
     out.update(action="refused", reason="its generation kept moving (%d conflicts): left alone" % (retries + 1))
     return out
@@ -245,7 +257,7 @@ def release_one(client, item, retries, check_mode):
         out["action"] = "released"
         return out
     for _attempt in range(retries + 1):
-        cur = client.get("/resource_providers/%s/inventories" % u)
+        cur = _read_inventories(client, u)
         out["generation"] = cur["resource_provider_generation"]
         invs = cur["inventories"]
         if not P.is_drained(invs):
@@ -263,7 +275,9 @@ def release_one(client, item, retries, check_mode):
             if e.status == 409 and e.code == "placement.concurrent_update":
                 continue
             raise
-        out.update(action="released", generation=r["resource_provider_generation"])
+        path = "/resource_providers/%s/inventories" % u
+        out.update(action="released", generation=P.shaped(r, "PUT", path, resource_provider_generation=int)[
+            "resource_provider_generation"])
         return out
     out.update(reason="its generation kept moving: left drained")
     return out

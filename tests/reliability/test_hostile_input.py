@@ -529,7 +529,7 @@ def test_hostile_filter_inputs(name, filter_inputs, figures):
 # -- hostile sysfs contents -----------------------------------------------------------------------------------
 SYSFS_EXAMPLES = int(os.environ.get("RELIABILITY_SYSFS_EXAMPLES", "60"))
 MUTATIONS = ("garbage", "truncated", "enormous", "non_utf8", "empty", "symlink_loop", "dangling", "directory",
-             "self_loop_dir")
+             "self_loop_dir", "fifo", "kernel_lookalike")
 
 
 @pytest.fixture(scope="module")
@@ -556,8 +556,8 @@ def _save(p):
 
 
 def _remove(p):
-    if os.path.islink(p) or os.path.isfile(p):
-        os.unlink(p)
+    if os.path.islink(p) or os.path.isfile(p) or (os.path.lexists(p) and not os.path.isdir(p)):
+        os.unlink(p)  # a file, a link, or a FIFO a mutation planted
     elif os.path.isdir(p):
         shutil.rmtree(p)
 
@@ -594,6 +594,13 @@ def _mutate(p, kind, saved, blob):
     elif kind == "directory":
         os.mkdir(p)
         return
+    elif kind == "fifo":
+        # a FIFO where an attribute was: a read must not wait on it
+        os.mkfifo(p)
+        return
+    elif kind == "kernel_lookalike":
+        # what int() takes and the kernel never prints
+        data = (b"1_0", "\u0663".encode("utf-8"), b"+4", b"1e5", b" 7 ", b"0x10")[len(blob) % 6] + b"\n"
     else:  # a directory whose entry points back at itself
         os.mkdir(p)
         os.symlink(".", os.path.join(p, "loop"))

@@ -30,10 +30,13 @@ import os
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_supported_types, parse_vgpu_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import SMI, find_gpu, read_layout
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
+from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import make_dir, read_text, write_atomic
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, ProgrammingError, blocking, future_vf_addresses, read_pf
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import int_or_none, tool_call
 
 TYPE_CACHE = "/var/lib/accelops/vgpu-types.json"
+# A card model lists a few dozen types; a cache longer than this is not one this module wrote.
+TYPE_CACHE_LIMIT = 1 << 18
 
 
 class VendorVfioBackend(object):
@@ -84,14 +87,19 @@ class TypeResolver(object):
         self._cache = cache
 
     def _load(self):
+        """The cache as ``{model: {type id: name}}``; a cache that is missing, not a regular file owned by this
+        user, too long, not JSON or of another shape counts as empty (it is rewritten on the next save)."""
         if not self.cache_path:
             return {}
         try:
-            with open(self.cache_path) as f:
-                data = json.load(f)
-            return data if isinstance(data, dict) else {}
+            data = json.loads(read_text(self.cache_path, TYPE_CACHE_LIMIT, owned=True))
         except (IOError, OSError, ValueError):
             return {}
+        if not isinstance(data, dict):
+            return {}
+        return dict((model, dict((tid, name) for tid, name in types.items()
+                                 if isinstance(tid, str) and tid.isascii() and tid.isdigit() and isinstance(name, str)))
+                    for model, types in data.items() if isinstance(model, str) and isinstance(types, dict))
 
     def learn(self, vfs):
         for v in vfs:
@@ -105,18 +113,17 @@ class TypeResolver(object):
         if self._cache.get(self.model) == self.known or not self.known:
             return
         self._cache[self.model] = dict(self.known)
-        d = os.path.dirname(self.cache_path)
         try:
-            if not os.path.isdir(d):
-                os.makedirs(d, 0o755)
-            with open(self.cache_path, "w") as f:
-                json.dump(self._cache, f, indent=1, sort_keys=True)
+            # Under the file rule (_safefile): a checked 0755 directory, a 0644 file renamed into place whatever
+            # the umask, no link written through.
+            make_dir(os.path.dirname(self.cache_path), 0o755)
+            write_atomic(self.cache_path, json.dumps(self._cache, indent=1, sort_keys=True).encode("utf-8"), 0o644)
         except (IOError, OSError):
             pass
 
     def resolve(self):
         """The type id, or None when the card does not (yet) list the name."""
-        if self.wanted.isdigit():
+        if self.wanted.isascii() and self.wanted.isdigit():
             return str(int(self.wanted))
         for tid, name in self.known.items():
             if name.lower() == self.wanted.lower():

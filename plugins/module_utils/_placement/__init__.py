@@ -26,7 +26,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack impo
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, REQUEST_TIMEOUT, RETRY_DELAY_CAP, TRANSIENT_STATUS, ServiceUnavailable,
     check_retry_options)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import (  # noqa: F401
-    MICROVERSION, MIN_MICROVERSION, Client, PlacementConnectionError, PlacementHTTPError, discover)
+    MICROVERSION, MIN_MICROVERSION, Client, PlacementBodyError, PlacementConnectionError, PlacementHTTPError, discover,
+    shaped)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desired import (  # noqa: F401
     _records, desired_providers, discovery_hostname)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import (  # noqa: F401

@@ -45,6 +45,27 @@ class PlacementHTTPError(Exception):
             " - " + hint if hint else ""))
 
 
+class PlacementBodyError(PlacementHTTPError):
+    """A 200 whose body is not of the shape the request's API reference gives (a proxy's page, another service)."""
+
+    def __init__(self, method, path, missing):
+        PlacementHTTPError.__init__(self, method, path, 200, "")
+        self.args = ("Placement %s %s: HTTP 200 but the body is not Placement's answer (%s); is the endpoint "
+                     "Placement's? Nothing more was sent for this provider" % (method, path, missing),)
+
+
+def shaped(body, method, path, **fields):
+    """``body`` when it is a mapping with each of ``fields`` of the given type (``resource_provider_generation=int``);
+    :class:`PlacementBodyError` naming what is missing otherwise."""
+    if not isinstance(body, dict):
+        raise PlacementBodyError(method, path, "not a JSON object")
+    for name, kind in sorted(fields.items()):
+        value = body.get(name)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise PlacementBodyError(method, path, "no %s of type %s" % (name, getattr(kind, "__name__", kind)))
+    return body
+
+
 def discover(conn, retries=REQUEST_RETRIES, delay=REQUEST_RETRY_DELAY, sleep=time.sleep):
     """The SDK's Placement proxy and its endpoint (version discovery: ``GET /``), retried like a request;
     :class:`ServiceUnavailable` when Placement cannot be reached."""
@@ -100,3 +121,7 @@ class Client(ServiceClient):
 
     def get(self, path):
         return self.call("GET", path)
+
+    def read(self, path, **fields):
+        """GET ``path`` and check the body's shape (see :func:`shaped`)."""
+        return shaped(self.call("GET", path), "GET", path, **fields)

@@ -48,8 +48,16 @@ def fpga(name="gzip", afu=GZIP_AFU, **match):
     ({"name": "x", "match": {"vendor_id": "intel"}, "vfs": {"count": 2}}, "accepted form: 4 hex digits"),
     ({"name": "x", "match": {"family": "tpu"}, "vfs": {"count": 2}}, "'tpu' is not a family; accepted: gpu, fpga"),
     ({"name": "x", "match": {"family": "nic", "colour": 1}, "vfs": {"count": 2}}, "unknown key(s) colour"),
-    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 0}}, "vfs.count: must be between 1"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 0}}, "vfs.count: must be an integer from 1 to 65535, got 0"),
     ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "many"}}, "vfs.count: must be an integer"),
+    # quoted counts: only ASCII digits ("²" and "³" are digits to str.isdigit(), and int() then raised)
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "\u00b2"}}, "vfs.count: must be an integer from 1 to 65535, got '\u00b2'"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "\u0663"}}, "vfs.count: must be an integer from 1 to 65535"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "1_0"}}, "vfs.count: must be an integer from 1 to 65535"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "9" * 5001}}, "vfs.count: must be an integer from 1 to 65535, got '9999"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 10 ** 5000}}, "got an integer of about 5000 digits"),
+    ({"name": "x", "match": {"family": "gpu"}, "vgpu": {"type": "t", "count": 10 ** 8}}, "vgpu.count: must be an integer from 1 to 65535"),
+    ({"name": "x", "match": {"family": "nic", "numa_node": 4096}, "vfs": {"count": 2}}, "match.numa_node: must be an integer from 0 to 1023"),
     ({"name": "x", "match": {"family": "gpu"}, "fpga": {"bitstream": "/b", "sha256": SHA, "function_id": GZIP_AFU}},
      "fpga functions need family fpga, not gpu"),
     ({"name": "x", "match": {"family": "fpga"}, "fpga": {"bitstream": "/b", "sha256": "abc", "function_id": GZIP_AFU}},
@@ -72,6 +80,15 @@ def test_validate_names_entry_key_and_form(entry, message):
         d.validate([entry])
     assert message in str(err.value)
     assert str(err.value).startswith("accelerator_host_functions[0]")
+
+
+@pytest.mark.parametrize("first, second", [("fast-net", "fast_net"), ("fast_net", "fast.net"), ("Fast.Net", "fast-net")])
+def test_validate_refuses_two_names_that_become_one_trait(first, second):
+    entries = [{"name": first, "match": {"family": "nic"}, "vfs": {"count": 2}},
+               {"name": second, "match": {"family": "nic"}, "vfs": {"count": 2}}]
+    with pytest.raises(d.DeclarationError) as err:
+        d.validate(entries)
+    assert ("%r and %r (entry 0) both become the trait CUSTOM_FUNCTION_FAST_NET" % (second, first)) in str(err.value)
 
 
 def test_validate_refuses_non_list_duplicate_names_and_shared_addresses():

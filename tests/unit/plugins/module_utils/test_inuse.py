@@ -154,3 +154,23 @@ def test_evidence_text_names_each_kind_of_user():
         "running domain instance-1 (/run/libvirt/qemu/instance-1.xml); process qemu-kvm pid 4242 (/dev/vfio/12); "
         "vGPU NVIDIA H100-1-10C on VF 0000:1b:00.4 (nvidia-smi vgpu -q: GPU Instance ID 7)")
     assert "pid None" not in _inuse.evidence_text([vgpu])
+
+
+def test_a_fifo_or_link_among_the_domain_files_is_skipped_with_a_warning(host, tmp_path):
+    import os
+    import threading
+    host.add_domain("good", hostdevs=["0000:3b:00.0"])
+    os.mkfifo(host.path("/run/libvirt/qemu/fifo.xml"))
+    secret = tmp_path / "secret.xml"
+    secret.write_text("<domstatus state='running' pid='1'><domain><name>SECRET</name></domain></domstatus>")
+    os.symlink(str(secret), host.path("/run/libvirt/qemu/link.xml"))
+    out = {}
+    t = threading.Thread(target=lambda: out.update(inuse=_inuse.collect(Sysfs(host.root))))
+    t.daemon = True
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "a FIFO among the domain files hung the scan"
+    inuse = out["inuse"]
+    assert [d["name"] for d in inuse.domains] == ["good"]
+    assert any("fifo.xml: is a FIFO" in w for w in inuse.warnings)
+    assert any("link.xml: is a symbolic link" in w for w in inuse.warnings)

@@ -129,3 +129,66 @@ def test_the_sdk_is_imported_on_first_use_only():
     assert out.returncode == 0, out.stderr[-2000:]
     out = out.stdout.split("\n")
     assert out[:2] == ["False False", "True"]
+
+
+class _ListThroughClient(OpenStackModule):
+    module_kwargs = dict(supports_check_mode=True)
+
+    def run(self):
+        adapter = _openstack.service_proxy(lambda: self.conn.placement, "Placement", 0, 0)
+        client = _openstack.ServiceClient(adapter, retries=1, retry_delay=0)
+        status, _resp = client.send("GET", "/resource_providers")
+        self.ansible.exit_json(changed=False, status=status)
+
+
+def test_a_401_on_auth_url_ends_within_the_api_timeout(capsys):
+    """Password auth against an auth_url that answers 401 to everything: keystoneauth goes through discovery
+    again and again (the run hung past 60 s with api_timeout 2); one deadline per request path ends it."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def _any(self):
+            body = b'{"error": {"code": 401, "message": "The request you have made requires authentication."}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        do_GET = do_POST = do_HEAD = _any
+
+        def log_message(self, *_args):
+            pass
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    started = time.monotonic()
+    try:
+        result = _run(_ListThroughClient, {
+            "auth_type": "password", "api_timeout": 2,
+            "auth": {"auth_url": url + "/v3", "username": "demo-user", "password": "hunter2-secret", "project_name": "demo-project",
+                     "user_domain_name": "Default", "project_domain_name": "Default"},
+            "cloud": None}, capsys)
+    finally:
+        server.shutdown()
+    took = time.monotonic() - started
+    assert took < 30, took
+    assert result["failed"] is True and "hunter2-secret" not in json.dumps(result)
+    assert "no answer within 13.0 s (4 x api_timeout + 5.0 s)" in result["msg"], result["msg"]
+
+
+@pytest.mark.parametrize("extra, option", [
+    ({"region_name": "{}"}, "region_name: '{}' is not a region name"),
+    ({"region_name": "{0}"}, "region_name: '{0}' is not a region name"),
+    ({"region_name": ""}, "region_name: '' is not a region name"),
+    ({"auth_type": "no-such-plugin"}, "auth_type: could not build an OpenStack connection"),
+    ({"cloud": "no-such-cloud", "auth": None, "auth_type": None}, "cloud: could not build an OpenStack connection"),
+], ids=["braces", "format-field", "empty", "auth-type", "cloud"])
+def test_connection_refusals_name_the_option(capsys, extra, option):
+    args = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:%d" % _closed_port(),
+                                                 "token": "a-long-secret-token"}, "api_timeout": 2}
+    args.update(extra)
+    result = _run(_ListProviders, args, capsys)
+    assert result["failed"] is True and result["msg"].startswith(option), result["msg"]
+    assert "a-long-secret-token" not in json.dumps(result)

@@ -262,3 +262,54 @@ def test_the_virtfn_links_win_when_the_geometry_does_not_place_them(host, offset
     scan = _sriov_pf(host, ["0000:3b:02.1", "0000:3b:02.0"], offset=offset, stride=stride)
     assert scan.get("0000:3b:00.0").identity()["sriov"]["vfs"] == ["0000:3b:02.1", "0000:3b:02.0"]
     assert scan.vf_index(scan.get("0000:3b:02.1")) == 0 and scan.vf_index(scan.get("0000:3b:02.0")) == 1
+
+
+@pytest.mark.parametrize("shape", ["cycle", "self"])
+def test_a_physfn_cycle_is_reported_not_followed(host, shape):
+    """Two functions whose physfn links point at each other (or one at itself): the kernel never makes this; the
+    scan reports it on the function and drops the link, and discovery over it ends (it used to recurse)."""
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover
+    a = host.add_pci("0000:3b:00.0", "1002", "740f", "038000", driver="gim", iommu_group=1, sriov_totalvfs=4)
+    b = host.add_pci("0000:3b:02.0", "1002", "7410", "038000", driver="amdgpu", iommu_group=2)
+    os.symlink("../0000:3b:02.0" if shape == "cycle" else "../0000:3b:00.0", host.path(a) + "/physfn")
+    if shape == "cycle":
+        os.symlink("../0000:3b:00.0", host.path(b) + "/physfn")
+    scan = _pci.scan(Sysfs(host.root))
+    warned = [f for f in scan.functions.values() if any("physfn: points at" in w for w in f.warnings)]
+    assert warned and all(f.physfn is None for f in warned)
+    result = discover(Sysfs(host.root), include_all=True)
+    assert {r["address"] for r in result["accelerators"]} >= {"0000:3b:00.0"}
+
+
+@pytest.mark.parametrize("text, low, high, want", [
+    ("4", None, None, 4), ("-1", None, None, -1), ("0", 0, 64, 0), ("64", 0, 64, 64), ("65", 0, 64, None),
+    ("1_0", None, None, None), ("\u0663", None, None, None), ("+4", None, None, None), ("1e5", None, None, None),
+    ("", None, None, None), (None, None, None, None), ("9" * 5001, None, None, None), (" 7\n", None, None, 7),
+])
+def test_kernel_int_takes_only_what_the_kernel_prints(text, low, high, want):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import kernel_int
+    assert kernel_int(text, low, high) == want
+
+
+def test_a_garbled_sriov_numvfs_is_reported_and_bounded(host):
+    pf = host.add_pci("0000:3b:00.0", "8086", "1572", "020000", driver="i40e", iommu_group=71, sriov_totalvfs=8)
+    with open(host.path(pf) + "/sriov_numvfs", "w") as f:
+        f.write("1_0\n")
+    ident = _pci.scan(Sysfs(host.root)).get("0000:3b:00.0")
+    assert ident.identity()["sriov"]["numvfs"] == 0
+    assert any("sriov_numvfs: '1_0' is not a VF count from 0 to sriov_totalvfs (8)" in w for w in ident.warnings)
+
+
+def test_a_fifo_attribute_is_refused_never_waited_on(host):
+    import threading
+    pf = host.add_pci("0000:3b:00.0", "8086", "1572", "020000", driver="i40e", iommu_group=71)
+    os.unlink(host.path(pf) + "/vendor")
+    os.mkfifo(host.path(pf) + "/vendor")
+    out = {}
+    t = threading.Thread(target=lambda: out.update(v=Sysfs(host.root).read_optional(pf + "/vendor"),
+                                                   ident=_pci.scan(Sysfs(host.root)).get("0000:3b:00.0").identity()))
+    t.daemon = True
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "a FIFO attribute hung the read"
+    assert out["v"] is None and out["ident"]["vendor_id"] is None

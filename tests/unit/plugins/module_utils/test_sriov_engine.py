@@ -203,3 +203,36 @@ def test_run_tool_outcomes(nic, tmp_path):
     with pytest.raises(ProgrammingError, match="nosuchtool is not installed"):
         ops.run_tool("nosuchtool", [])
     assert ops.find_tool("mdevctl") == nic.root + "/usr/bin/mdevctl", "tools are found under the host root"
+
+
+# -- hostile sysfs shapes ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["1_0", "\u0663", "+4", "1e5", "100000", "16000", " 4x", "-1"])
+def test_a_sriov_numvfs_that_is_not_a_bounded_kernel_decimal_is_refused_at_once(nic, value):
+    """sriov_numvfs as the kernel prints it (ASCII decimal) and at most sriov_totalvfs (64 here): int() would take
+    "1_0", "\u0663" and "+4"; a huge count was walked VF by VF (16,000 took 7.6 s)."""
+    path = nic.root + "/sys/bus/pci/devices/%s/sriov_numvfs" % PF
+    with open(path, "w") as f:
+        f.write(value + "\n")
+    with pytest.raises(ProgrammingError, match="not a VF count from 0 to sriov_totalvfs \\(64\\)"):
+        read_pf(Sysfs(root=nic.root), PF)
+
+
+def test_a_fifo_at_sriov_numvfs_never_hangs(nic):
+    import os
+    import threading
+    path = nic.root + "/sys/bus/pci/devices/%s/sriov_numvfs" % PF
+    os.unlink(path)
+    os.mkfifo(path)
+    out = {}
+
+    def read():
+        try:
+            read_pf(Sysfs(root=nic.root), PF)
+        except ProgrammingError as e:
+            out["msg"] = str(e)
+    t = threading.Thread(target=read)
+    t.daemon = True
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "a FIFO at sriov_numvfs hung the read"
+    assert "cannot read" in out["msg"]

@@ -8,6 +8,9 @@ on plain simulator trees (inspected, not run: a plain tree has no kernel behind 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 
 import pytest
 
@@ -119,8 +122,21 @@ def test_plan_mdev_whole_card_and_limits(t4):
         plan_vgpu(HostOps(Sysfs(root=t4.root), tool_paths={"mdevctl": None}), [T4], VgpuDesired("GRID T4-1Q", 1, hostname="h"))
 
 
+def test_a_count_past_the_capacity_is_refused_before_any_uuid_is_built(t4, monkeypatch):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _vgpu
+    built = []
+    real = _vgpu.mdev_uuid
+    monkeypatch.setattr(_vgpu, "mdev_uuid", lambda *a: built.append(a) or real(*a))
+    with pytest.raises(ProgrammingError, match="offers at most 8 vGPUs of type nvidia-231"):
+        plan_vgpu(_no_mdevctl(t4), [T4], VgpuDesired("GRID T4-2Q", 4000))
+    assert built == []
+
+
 @pytest.mark.parametrize("desired,addresses,why", [
-    (VgpuDesired("GRID T4-2Q", -1), [T4], "count: -1 must be 0 or more"),
+    (VgpuDesired("GRID T4-2Q", -1), [T4], "count: -1 must be an integer from 0 to 4096"),
+    (VgpuDesired("GRID T4-2Q", 10 ** 8), [T4], "count: 100000000 must be an integer from 0 to 4096"),
+    (VgpuDesired("GRID T4-2Q", 10 ** 5000), [T4], "count: an integer of about 5000 digits must be"),
+    (VgpuDesired("GRID T4-2Q", True), [T4], "count: True must be an integer"),
     (VgpuDesired(None, 2), [T4], "a vGPU type .* is needed"),
     (VgpuDesired("GRID T4-2Q", 1), [T4, "18:00.0"], "listed twice"),
     (VgpuDesired("GRID T4-2Q", 1), ["0000:99:00.0"], "no PCI device 0000:99:00.0"),
@@ -186,3 +202,63 @@ def test_type_resolver_cache(l40, tmp_path):
         assert json.load(f) == {"10de:26b5": {"1141": "NVIDIA L40-2Q"}}
     assert TypeResolver(sysfs, files, L40, "nvidia l40-2q", check_mode=True).resolve() == "1141", "remembered per card model"
     assert TypeResolver(sysfs, files, L40, "1145", check_mode=True).resolve() == "1145", "an id is taken as it is"
+
+
+# -- hostile hosts: the type cache under the file rule (_safefile) -----------------------------------------------
+def test_type_cache_is_not_written_through_a_link_and_gets_its_mode_whatever_the_umask(l40, tmp_path):
+    sysfs = Sysfs(root=l40.root)
+    files = Files(sysfs, str(tmp_path / "persist"))
+    cache = files.real(TYPE_CACHE)
+    victim = tmp_path / "victim"
+    victim.write_text("root only\n")
+    os.makedirs(os.path.dirname(cache), 0o755)
+    os.symlink(str(victim), cache)
+    old = os.umask(0)
+    try:
+        r = TypeResolver(sysfs, files, L40, "NVIDIA L40-2Q", check_mode=False)
+        r.learn([{"creatable": [{"id": "1141", "name": "NVIDIA L40-2Q"}], "supported": []}])
+        r.save()
+    finally:
+        os.umask(old)
+    assert victim.read_text() == "root only\n" and not os.path.islink(cache)
+    assert stat.S_IMODE(os.stat(cache).st_mode) == 0o644
+
+
+def test_type_cache_directory_open_to_others_is_not_used(l40, tmp_path):
+    sysfs = Sysfs(root=l40.root)
+    files = Files(sysfs, str(tmp_path / "persist"))
+    cache = files.real(TYPE_CACHE)
+    os.makedirs(os.path.dirname(cache))
+    os.chmod(os.path.dirname(cache), 0o777)
+    r = TypeResolver(sysfs, files, L40, "NVIDIA L40-2Q", check_mode=False)
+    r.learn([{"creatable": [{"id": "1141", "name": "NVIDIA L40-2Q"}], "supported": []}])
+    r.save()
+    assert not os.path.lexists(cache)
+
+
+@pytest.mark.parametrize("content", ['{"10de:26b5": ["1141"]}', '{"10de:26b5": {"x": 1, "\u00b2": "a"}}', "[]", "\xff"])
+def test_type_cache_of_another_shape_counts_as_empty(l40, tmp_path, content):
+    sysfs = Sysfs(root=l40.root)
+    files = Files(sysfs, str(tmp_path / "persist"))
+    cache = files.real(TYPE_CACHE)
+    os.makedirs(os.path.dirname(cache), 0o755)
+    with open(cache, "w", encoding="latin-1") as f:
+        f.write(content)
+    r = TypeResolver(sysfs, files, L40, "NVIDIA L40-2Q", check_mode=True)
+    assert r.resolve() is None and "none" in str(r.unknown())
+    assert TypeResolver(sysfs, files, L40, "\u00b2", check_mode=True).resolve() is None
+
+
+def test_a_fifo_at_the_type_cache_never_hangs(l40, tmp_path):
+    sysfs = Sysfs(root=l40.root)
+    files = Files(sysfs, str(tmp_path / "persist"))
+    cache = files.real(TYPE_CACHE)
+    os.makedirs(os.path.dirname(cache), 0o755)
+    os.mkfifo(cache)
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=TypeResolver(sysfs, files, L40, "NVIDIA L40-2Q", check_mode=True)))
+    t.daemon = True
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "the type cache FIFO hung the run"
+    assert out["r"].resolve() is None

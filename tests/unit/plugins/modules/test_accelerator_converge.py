@@ -189,3 +189,10 @@ def test_a_mig_layout_converges_through_the_same_plan_and_verify(tmp_path):
         assert done.kind == "exit" and done.result["verify"] == {"0000:19:00.0": True}, done.result
         again = run(a, check=True)
         assert statuses(again.result) == {"0000:19:00.0": "ok"} and not again.result["changed"]
+
+
+def test_a_bridge_named_by_address_is_reported_as_a_bridge(lab, tmp_path):
+    o = run(args(lab, tmp_path, [{"name": "on-bridge", "match": {"address": "0000:3a:00.0"}, "passthrough": {}}]),
+            check=True)
+    assert o.kind in ("exit", "fail")
+    assert "on-bridge: 0000:3a:00.0 is a PCI bridge (class 0604), not an accelerator" in o.result["problems"][0]

@@ -12,11 +12,13 @@ a file the kernel refuses to read.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shlex
 import stat
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -589,3 +591,53 @@ def test_a_pac_whose_port_was_given_to_its_vf_is_programmed_through_the_pf(tmp_p
     h.mark_in_use(vf, by="domain", name="instance-0000000a")
     refused = run(dict(args, force=True))
     assert refused.kind == "fail" and "instance-0000000a" in refused.result["msg"]
+
+
+# -- hostile hosts: the file rule (_safefile) --------------------------------------------------------------------
+def test_a_link_planted_at_the_kept_copy_temp_name_is_not_written_through(tmp_path):
+    """The kept copy is made under a fresh O_EXCL name and renamed: links planted at the old fixed temp name and at
+    the kept name itself leave their targets as they were (content and mode)."""
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    victim = tmp_path / "victim"
+    victim.write_text("root only\n")
+    os.chmod(str(victim), 0o600)
+    state = os.path.join(h.root, "var/lib/accelops/fpga")
+    os.makedirs(state, 0o700)
+    os.symlink(str(victim), os.path.join(state, digest + ".gbs.tmp"))
+    os.symlink(str(victim), os.path.join(state, digest + ".gbs"))
+    r = run({"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True})
+    assert r.kind == "exit", r.result.get("msg")
+    assert victim.read_text() == "root only\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600
+    kept = os.path.join(state, digest + ".gbs")
+    assert not os.path.islink(kept) and sha(kept) == digest
+
+
+def test_a_fifo_at_the_kept_copy_never_hangs_check_mode(tmp_path):
+    h = accelsim.render_tree("fpga-dfl", str(tmp_path / "host"))
+    path, digest = gbs(tmp_path, DFL)
+    state = os.path.join(h.root, "var/lib/accelops/fpga")
+    os.makedirs(state, 0o700)
+    os.mkfifo(os.path.join(state, digest + ".gbs"))
+    out = {}
+    args = {"root": h.root, "address": DFL["address"], "bitstream": path, "sha256": digest, "persistent": True}
+    t = threading.Thread(target=lambda: out.update(r=run(args, check=True)))
+    t.daemon = True
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "check mode hung on a FIFO at the kept copy"
+    assert out["r"].kind == "exit" and out["r"].result["changed"]   # the FIFO is not the copy: the plan replaces it
+
+
+def test_a_path_to_a_file_that_is_not_a_bitstream_reports_no_hash_of_it(tmp_path):
+    """The bitstream rule: only a file that starts as a bitstream of a family the collection loads is read through
+    and hashed; a traversal path to another root-readable file gets neither its sha256 nor its size back."""
+    h = accelsim.render_tree("fpga-opae", str(tmp_path / "host"))
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$salt$hash:19000:0:99999:7:::\n")
+    os.chmod(str(secret), 0o600)
+    want = sha(str(secret))
+    r = run({"root": h.root, "address": OPAE["address"], "sha256": "a" * 64,
+             "bitstream": str(tmp_path / "x" / ".." / "shadow")})
+    assert r.kind == "fail" and "not a bitstream this module loads" in r.result["msg"]
+    assert want not in json.dumps(r.result) and "size" not in (r.result.get("bitstream") or {})

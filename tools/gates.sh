@@ -32,7 +32,7 @@ run_dir="$top/.build/gates/run-$$"
 trap 'rm -rf "$run_dir"' EXIT
 coll=$(tools/stage.sh "$run_dir/collections")
 export ANSIBLE_COLLECTIONS_PATH="$run_dir/collections"
-gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability"}
+gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability oldest"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
@@ -70,17 +70,49 @@ gate_harness() {
   python -m pytest -q -p no:cacheprovider --durations=5 tests/harness/tests
 }
 
+# The oldest ansible-core that meta/runtime.yml admits (.venv-oldest, `make venv-oldest`): the sanity tests whose
+# verdict depends on ansible-core (the plugins' documentation and argument specs, runtime metadata) on its
+# controller Python, the unit tests, and the quick start as the converge smoke target (a simulated NIC must go from
+# 0 to 4 VFs, the rerun must change nothing). The rest of the gates run on the newest (.venv).
+gate_oldest() {
+  local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest"
+  [ -x "$ovenv/bin/ansible-test" ] || { echo "oldest: no $ovenv (make venv-oldest)"; return 1; }
+  opy=$("$ovenv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  # its own interpreter link (not .build/pybin's, which the newest's sanity uses) and its own staged tree
+  mkdir -p "$obin"; ln -sf "$ovenv/bin/python" "$obin/python$opy"
+  ocoll=$(tools/stage.sh "$ocoll/c")
+  mkdir -p "$ocoll/tests/integration"; write_integration_config "$ocoll"
+  (
+    export PATH="$obin:$ovenv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$run_dir/collections-oldest/c"
+    cd "$ocoll" || exit 1
+    ansible --version | head -n 1
+    "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
+    mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
+    ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \
+      --test action-plugin-docs --test runtime-metadata || exit 1
+    ansible-test units --color no --python "$opy" || exit 1
+    HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
+  )
+}
+
 # Faults, hostile input, concurrency (docs/reliability.md): its own pytest suite, real services and simulator.
 gate_reliability() {
   if [ ! -d tests/reliability ]; then echo "no reliability suite yet"; return 0; fi
   python -m pytest -q -p no:cacheprovider --durations=5 tests/reliability
 }
 
+# What every target may read besides the services: the simulator (in the staged tree) and the services' venv (for
+# a target that starts its own, the quick start).
+write_integration_config() {  # COLL
+  { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"
+    echo "accelops_services_venv: ${ACCELOPS_SERVICES_VENV:-$top/.venv-services}"; } >"$1/tests/integration/integration_config.yml"
+}
+
 # Real services (Placement, ...) for the integration targets: started once per job, their endpoints handed to
 # every target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
 start_services() {  # COLL SERVICES_DIR
   rm -rf "$2"; mkdir -p "$2"
-  { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"; } >"$1/tests/integration/integration_config.yml"
+  write_integration_config "$1"
   [ -x tests/harness/services ] || return 0
   tests/harness/services start "$2" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} || return 1
   grep -v '^---' "$2/services.yml" >>"$1/tests/integration/integration_config.yml"

@@ -98,7 +98,8 @@ class _Checker:
             else:
                 self.fail(key, "must be an integer >= %d, got %r" % (minimum, value))
         if value < minimum or (maximum is not None and value > maximum):
-            self.fail(key, "must be between %d and %s, got %d" % (minimum, maximum if maximum is not None else "any", value))
+            self.fail(key, "must be between %d and %d, got %d" % (minimum, maximum, value) if maximum is not None
+                      else "must be at least %d, got %d" % (minimum, value))
         return value
 
     def boolean(self, value, key, default):

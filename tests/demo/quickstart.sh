@@ -59,7 +59,10 @@ token=$(get placement_token)
 echo "quickstart: simulated host $host (an Intel X710, no VFs yet) mounted at $root"
 mkdir -p "$root"
 PYTHONPATH="$top/tests/simulator" "$py" -m accelsim mount nic-sriov "$root" --state "$work/state" >/dev/null
-numvfs_file=$(ls "$root"/sys/bus/pci/devices/*/sriov_numvfs | head -n 1)
+# the X710's physical functions (8086:1572): each must carry the declared VF count after the converge
+numvfs() { for d in "$root"/sys/bus/pci/devices/*; do
+  [ -f "$d/sriov_numvfs" ] && [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x8086:0x1572 ] && printf '%s=%s ' "${d##*/}" "$(cat "$d/sriov_numvfs")"
+done; }
 
 # The compute node provider nova-compute would have made for the host.
 "$py" - "$endpoint" "$token" "$host" <<'PY'
@@ -105,12 +108,13 @@ run() {  # NAME PLAYBOOK [ARG ...]: the run's output to the screen and to NAME.l
 }
 recap_changed() { sed -n '/PLAY RECAP/,$p' "$work/$1.log" | sed -n "s/^$host *: .*changed=\([0-9]*\).*/\1/p" | tail -n 1; }
 
-[ "$(cat "$numvfs_file")" = 0 ] || { echo "quickstart: the simulated NIC should start with 0 VFs" >&2; exit 1; }
+before=$(numvfs)
+case "$before" in ''|*=[1-9]*) echo "quickstart: the simulated X710 should start with 0 VFs: ${before:-no PF}" >&2; exit 1 ;; esac
 run converge "$top/playbooks/converge.yml"
-now=$(cat "$numvfs_file")
-[ "$now" = "$vfs" ] || { echo "quickstart: after converge.yml the NIC has $now VFs, not $vfs" >&2; exit 1; }
+now=$(numvfs)
+[ "$now" = "${before//=0/=$vfs}" ] || { echo "quickstart: after converge.yml the NIC's VFs are $now, not $vfs each" >&2; exit 1; }
 [ "$(recap_changed converge)" -gt 0 ] || { echo "quickstart: converge.yml reported no change" >&2; exit 1; }
-echo "quickstart: $numvfs_file: 0 -> $now VFs"
+echo "quickstart: sriov_numvfs: 0 -> $vfs VFs on each X710 function ($now)"
 
 run rerun "$top/playbooks/converge.yml"
 [ "$(recap_changed rerun)" = 0 ] || { echo "quickstart: the second converge.yml changed something" >&2; exit 1; }

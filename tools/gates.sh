@@ -58,9 +58,12 @@ gate_sanity() {
 }
 gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocolor); }
 gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
-# the plugins' documentation must render, and the documentation site must build without a warning
+# the plugins' documentation must render, every playbook the docs name must parse (one ansible-playbook process for
+# all of them; what the docs name is checked by tests/unit/plugins/test_docs_claims.py), and the documentation site
+# must build without a warning
 gate_docs() {
   (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .) &&
+    (cd "$coll" && ansible-playbook --syntax-check -i localhost, playbooks/*.yml >/dev/null) &&
     DOCS_SITE_OUT="$run_dir/docs-site" tools/docs-site.sh
 }
 gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
@@ -85,7 +88,7 @@ gate_oldest() {
   (
     export PATH="$obin:$ovenv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$run_dir/collections-oldest/c"
     cd "$ocoll" || exit 1
-    ansible --version | head -n 1
+    ansible-playbook --version | sed -n 1p
     "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
     mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
     ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \

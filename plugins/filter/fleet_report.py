@@ -17,7 +17,7 @@ description:
     Cyborg, Nova). For each inventory, C(used) is Placement's usage, C(free) is C(total - reserved - used) (never
     below 0), C(drained) are the units held back on a drained inventory (C(reserved >= total)) that are not used,
     C(reserved) the units held back by a reservation that is not a drain. C(not_loaded) are the unused units of a
-    provider whose card is declared for the provider's function but does not carry it yet (drift): they are not
+    provider whose card is declared for the provider's function but does not carry it yet (drift); they are not
     free capacity of that function, and C(free) leaves them out.
   - A provider's function is its C(CUSTOM_FUNCTION_<NAME>) or Cyborg's C(CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>)
     trait, named by the declaration that publishes it (C(gzip)), else by the discovery record that carries it

@@ -125,4 +125,7 @@ grep -q "1 host(s) planned: 0 with drift" "$work/plan.log" || { echo "quickstart
 
 run report "$top/playbooks/report.yml" -e "accelops_report_dest=$work/accelerator-report.html"
 grep -q "$host" "$work/accelerator-report.html" || { echo "quickstart: the fleet page does not name $host" >&2; exit 1; }
+# no Cyborg here: the page says why it shows no device profiles instead of failing or claiming it read Cyborg
+grep -q "Device profiles not shown: this cloud has no Cyborg" "$work/accelerator-report.html" ||
+  { echo "quickstart: the fleet page does not say that Cyborg was not read" >&2; exit 1; }
 echo "quickstart: done: the fleet page is $work/accelerator-report.html${given_work:+}"

@@ -61,7 +61,9 @@ mkdir -p "$root"
 PYTHONPATH="$top/tests/simulator" "$py" -m accelsim mount nic-sriov "$root" --state "$work/state" >/dev/null
 # the X710's physical functions (8086:1572): each must carry the declared VF count after the converge
 numvfs() { for d in "$root"/sys/bus/pci/devices/*; do
-  [ -f "$d/sriov_numvfs" ] && [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x8086:0x1572 ] && printf '%s=%s ' "${d##*/}" "$(cat "$d/sriov_numvfs")"
+  if [ -f "$d/sriov_numvfs" ] && [ "$(cat "$d/vendor"):$(cat "$d/device")" = 0x8086:0x1572 ]; then
+    printf '%s=%s ' "${d##*/}" "$(cat "$d/sriov_numvfs")"
+  fi
 done; }
 
 # The compute node provider nova-compute would have made for the host.

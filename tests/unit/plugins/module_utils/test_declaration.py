@@ -48,7 +48,7 @@ def fpga(name="gzip", afu=GZIP_AFU, **match):
     ({"name": "x", "match": {"vendor_id": "intel"}, "vfs": {"count": 2}}, "accepted form: 4 hex digits"),
     ({"name": "x", "match": {"family": "tpu"}, "vfs": {"count": 2}}, "'tpu' is not a family; accepted: gpu, fpga"),
     ({"name": "x", "match": {"family": "nic", "colour": 1}, "vfs": {"count": 2}}, "unknown key(s) colour"),
-    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 0}}, "vfs.count: must be between 1"),
+    ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": 0}}, "vfs.count: must be at least 1, got 0"),
     ({"name": "x", "match": {"family": "nic"}, "vfs": {"count": "many"}}, "vfs.count: must be an integer"),
     ({"name": "x", "match": {"family": "gpu"}, "fpga": {"bitstream": "/b", "sha256": SHA, "function_id": GZIP_AFU}},
      "fpga functions need family fpga, not gpu"),

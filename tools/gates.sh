@@ -95,7 +95,7 @@ gate_oldest() {
       --test action-plugin-docs --test runtime-metadata || exit 1
     # the units whose verdict depends on ansible-core: modules (AnsibleModule), filters (templating), the module
     # payload (module_common); module_utils are plain Python, the same on every ansible-core
-    ansible-test units --color no --python "$opy" tests/unit/plugins/modules tests/unit/plugins/filter \
+    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/filter/ \
       tests/unit/plugins/test_module_payloads.py || exit 1
     HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
   )

@@ -93,10 +93,10 @@ gate_oldest() {
     mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
     ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \
       --test action-plugin-docs --test runtime-metadata || exit 1
-    # the units whose verdict depends on ansible-core: modules (AnsibleModule), filters (templating), the module
-    # payload (module_common); module_utils are plain Python, the same on every ansible-core
-    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/filter/ \
-      tests/unit/plugins/test_module_payloads.py || exit 1
+    # the units whose verdict depends on ansible-core: modules (AnsibleModule) and filters (templating); module_utils
+    # are plain Python, the same on every ansible-core (test_module_payloads.py builds on ansible-core 2.19's private
+    # module_common._builder, so it runs on the newest only)
+    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/filter/ || exit 1
     HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
   )
 }

@@ -1,4 +1,5 @@
-# accelops.lifecycle: the two commands of the README (`make demo`, `make test`) and their set-up.
+# accelops.lifecycle: the commands of the README (`make quickstart`, `make demo`, `make test`, `make dist`) and their
+# set-up.
 # Works from a fresh clone on a fresh Debian machine as root: Debian packages, virtualenv, Python packages.
 SHELL := /bin/bash
 VENV := .venv
@@ -6,7 +7,7 @@ PY := $(VENV)/bin/python
 DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium openssh-client rabbitmq-server openjdk-17-jre-headless
 PYTHON ?= $(shell tools/find-python.sh)
 
-.PHONY: all demo test setup deps venv services-venv stage clean
+.PHONY: all quickstart demo test dist setup deps venv venv-oldest services-venv stage clean
 all: test
 
 ## Debian packages (skipped when all are present; needs root when something is missing).
@@ -30,16 +31,35 @@ $(VENV)/.stamp: requirements.txt requirements-dev.txt tests/constraints.txt
 	touch $@
 venv: $(VENV)/.stamp
 
+## The oldest ansible-core that meta/runtime.yml admits, in a virtualenv of its own (gate "oldest"): it runs on a
+## controller Python 3.10 to 3.12.
+OLDEST_VENV := .venv-oldest
+OLDEST_PYTHON ?= $(shell tools/find-python.sh 3.12 3.11 3.10)
+$(OLDEST_VENV)/.stamp: requirements.txt tests/requirements-oldest.txt tests/constraints-oldest.txt
+	@test -n "$(OLDEST_PYTHON)" || { echo "no Python 3.10 to 3.12 found for ansible-core 2.17 (looked for 3.12, 3.11, 3.10)"; exit 1; }
+	@echo "creating $(OLDEST_VENV) with $(OLDEST_PYTHON)"
+	rm -rf $(OLDEST_VENV)
+	$(OLDEST_PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements-oldest.txt -c tests/constraints-oldest.txt
+	touch $@
+venv-oldest: $(OLDEST_VENV)/.stamp
+
 ## The services' own virtualenv (real Placement and friends for the integration tests), kept apart from the
 ## controller's so their pins cannot clash with ansible-core's.
 services-venv:
 	@if [ -x tests/harness/setup-venv.sh ]; then tests/harness/setup-venv.sh; fi
 
-setup: deps venv services-venv
+setup: deps venv venv-oldest services-venv
 
 ## Stage the collection where ansible-playbook, ansible-doc and ansible-test find it.
 stage:
 	@tools/stage.sh >/dev/null
+
+## The quick start: Placement on 127.0.0.1, a simulated host converged (0 -> 4 VFs, rerun changed=0), plan.yml
+## without drift and the fleet page in .build/quickstart/accelerator-report.html; stops what it started.
+quickstart: deps venv services-venv
+	rm -rf .build/quickstart
+	tests/demo/quickstart.sh .build/quickstart
 
 ## The main job on its embedded default: discovery on this machine and on a simulated lab host.
 demo: setup stage
@@ -49,5 +69,14 @@ demo: setup stage
 test: setup
 	tools/gates.sh
 
+## The Galaxy tarball in dist/: built from a staged copy whose changelog fragments are folded into CHANGELOG.rst
+## (antsibull-changelog release at galaxy.yml's version; the checkout is left as it is).
+dist: venv
+	@set -e; stage=$$(tools/stage.sh .build/dist-stage); \
+	  version=$$(sed -n 's/^version: *//p' galaxy.yml); \
+	  (cd "$$stage" && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" ANSIBLE_COLLECTIONS_PATH="$(CURDIR)/.build/dist-stage" \
+	    antsibull-changelog release --version "$$version" --date "$$(date -u +%F)"); \
+	  mkdir -p dist; $(CURDIR)/$(VENV)/bin/ansible-galaxy collection build "$$stage" --output-path dist --force
+
 clean:
-	rm -rf .build $(VENV) .venv-services .venv-cyborg .venv-ironic .venv-nova tests/output
+	rm -rf .build $(VENV) $(OLDEST_VENV) .venv-services .venv-cyborg .venv-ironic .venv-nova tests/output

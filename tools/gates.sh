@@ -32,7 +32,7 @@ run_dir="$top/.build/gates/run-$$"
 trap 'rm -rf "$run_dir"' EXIT
 coll=$(tools/stage.sh "$run_dir/collections")
 export ANSIBLE_COLLECTIONS_PATH="$run_dir/collections"
-gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability"}
+gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability oldest"}
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
@@ -58,9 +58,12 @@ gate_sanity() {
 }
 gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocolor); }
 gate_changelog() { (cd "$coll" && antsibull-changelog lint); }
-# the plugins' documentation must render, and the documentation site must build without a warning
+# the plugins' documentation must render, every playbook the docs name must parse (one ansible-playbook process for
+# all of them; what the docs name is checked by tests/unit/plugins/test_docs_claims.py), and the documentation site
+# must build without a warning
 gate_docs() {
   (cd "$coll" && antsibull-docs lint-collection-docs --plugin-docs .) &&
+    (cd "$coll" && ansible-playbook --syntax-check -i localhost, playbooks/*.yml >/dev/null) &&
     DOCS_SITE_OUT="$run_dir/docs-site" tools/docs-site.sh
 }
 gate_units() { (cd "$coll" && ansible-test units --color no --requirements --python "$ctl_py"); }
@@ -70,17 +73,52 @@ gate_harness() {
   python -m pytest -q -p no:cacheprovider --durations=5 tests/harness/tests
 }
 
+# The oldest ansible-core that meta/runtime.yml admits (.venv-oldest, `make venv-oldest`): the sanity tests whose
+# verdict depends on ansible-core (the plugins' documentation and argument specs, runtime metadata) on its
+# controller Python, the unit tests that depend on it, and the quick start as the converge smoke target (a simulated NIC must go from
+# 0 to 4 VFs, the rerun must change nothing). The rest of the gates run on the newest (.venv).
+gate_oldest() {
+  local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest"
+  [ -x "$ovenv/bin/ansible-test" ] || { echo "oldest: no $ovenv (make venv-oldest)"; return 1; }
+  opy=$("$ovenv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  # its own interpreter link (not .build/pybin's, which the newest's sanity uses) and its own staged tree
+  mkdir -p "$obin"; ln -sf "$ovenv/bin/python" "$obin/python$opy"
+  ocoll=$(tools/stage.sh "$ocoll/c")
+  mkdir -p "$ocoll/tests/integration"; write_integration_config "$ocoll"
+  (
+    export PATH="$obin:$ovenv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$run_dir/collections-oldest/c"
+    cd "$ocoll" || exit 1
+    ansible-playbook --version | sed -n 1p
+    "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
+    mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
+    ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \
+      --test action-plugin-docs --test runtime-metadata || exit 1
+    # the units whose verdict depends on ansible-core: modules (AnsibleModule) and filters (templating); module_utils
+    # are plain Python, the same on every ansible-core (test_module_payloads.py builds on ansible-core 2.19's private
+    # module_common._builder, so it runs on the newest only)
+    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/filter/ || exit 1
+    HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
+  )
+}
+
 # Faults, hostile input, concurrency (docs/reliability.md): its own pytest suite, real services and simulator.
 gate_reliability() {
   if [ ! -d tests/reliability ]; then echo "no reliability suite yet"; return 0; fi
   python -m pytest -q -p no:cacheprovider --durations=5 tests/reliability
 }
 
+# What every target may read besides the services: the simulator (in the staged tree) and the services' venv (for
+# a target that starts its own, the quick start).
+write_integration_config() {  # COLL
+  { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"
+    echo "accelops_services_venv: ${ACCELOPS_SERVICES_VENV:-$top/.venv-services}"; } >"$1/tests/integration/integration_config.yml"
+}
+
 # Real services (Placement, ...) for the integration targets: started once per job, their endpoints handed to
 # every target through tests/integration/integration_config.yml (ansible-test passes those vars to each target).
 start_services() {  # COLL SERVICES_DIR
   rm -rf "$2"; mkdir -p "$2"
-  { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"; } >"$1/tests/integration/integration_config.yml"
+  write_integration_config "$1"
   [ -x tests/harness/services ] || return 0
   tests/harness/services start "$2" ${HARNESS_SERVICES:+--services "$HARNESS_SERVICES"} \
     ${HARNESS_WITHOUT:+--without "$HARNESS_WITHOUT"} || return 1
@@ -170,7 +208,8 @@ gate_integration() {
 # other (about 4.5 min in all), which saves about 4 minutes of a 15-minute run on two cores. A lane's gates write
 # their output to a log that is printed, in gate order, once both lanes are done. GATE_LANES=1 runs every gate in
 # turn with its output as it comes.
-one_core_gates="sanity lint changelog docs simulator harness reliability"
+# The oldest-version gate (about 2.5 min, mostly one process at a time) goes into reliability's lane.
+one_core_gates="sanity lint changelog docs simulator harness reliability oldest"
 lane_dir="$run_dir/lanes"
 
 run_gate_quietly() {  # NAME: the gate's output to its log, its status and seconds to NAME.status
@@ -194,16 +233,16 @@ report_quiet_gate() {  # NAME: what run_gate prints, from the lane's files
 lane_a=""; lane_b=""; rest=""
 for g in $gates; do
   case " $one_core_gates " in
-    *" $g "*) if [ "$g" = reliability ]; then lane_b=$g; else lane_a="$lane_a $g"; fi ;;
+    *" $g "*) case $g in reliability | oldest) lane_b="$lane_b $g" ;; *) lane_a="$lane_a $g" ;; esac ;;
     *) rest="$rest $g" ;;
   esac
 done
 if [ "${GATE_LANES:-2}" -gt 1 ] && [ -n "$lane_a" ] && [ -n "$lane_b" ]; then
   mkdir -p "$lane_dir"
-  echo "=== gates$lane_a and $lane_b: side by side (their output follows when both are done)"
+  echo "=== gates$lane_a and$lane_b: side by side (their output follows when both are done)"
   (for g in $lane_a; do run_gate_quietly "$g"; done) &
   lane_a_pid=$!
-  run_gate_quietly "$lane_b" &
+  (for g in $lane_b; do run_gate_quietly "$g"; done) &
   lane_b_pid=$!
   wait "$lane_a_pid" "$lane_b_pid"
   for g in $gates; do

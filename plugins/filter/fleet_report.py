@@ -16,7 +16,9 @@ description:
   - Capacity counts every provider with an inventory in the hosts' trees, whoever reports it (this collection,
     Cyborg, Nova). For each inventory, C(used) is Placement's usage, C(free) is C(total - reserved - used) (never
     below 0), C(drained) are the units held back on a drained inventory (C(reserved >= total)) that are not used,
-    C(reserved) the units held back by a reservation that is not a drain.
+    C(reserved) the units held back by a reservation that is not a drain. C(not_loaded) are the unused units of a
+    provider whose card is declared for the provider's function but does not carry it yet (drift); they are not
+    free capacity of that function, and C(free) leaves them out.
   - A provider's function is its C(CUSTOM_FUNCTION_<NAME>) or Cyborg's C(CUSTOM_FPGA_FUNCTION_ID_<VENDOR>_<ID>)
     trait, named by the declaration that publishes it (C(gzip)), else by the discovery record that carries it
     (C(GRID T4-2Q)), else the trait itself. A provider whose traits name a declared function is counted under that
@@ -70,13 +72,13 @@ _value:
       description:
         - C(hosts), C(cards), C(providers) (with an inventory), C(drained_providers), C(drift) (items),
           C(hosts_with_drift), C(profiles), C(unsatisfiable), and C(classes), per resource class C(total),
-          C(used), C(free), C(drained) and C(reserved).
+          C(used), C(free), C(drained), C(reserved) and C(not_loaded).
       type: dict
     functions:
       description:
         - One row per function and resource class, sorted by function (no function last).
         - C(function) (the name, or V(null)), C(trait), C(resource_class), C(declared) (a declaration names it),
-          C(total), C(used), C(free), C(drained), C(reserved), C(providers), C(hosts) (per host its C(total) and
+          C(total), C(used), C(free), C(drained), C(reserved), C(not_loaded), C(providers), C(hosts) (per host its C(total) and
           C(free)), C(where) (the hosts with free units, most first), C(bar) (chart segments, C(kind), C(units),
           C(pct)).
       type: list
@@ -88,7 +90,7 @@ _value:
           discovery's name or id), C(function_id), C(declared), C(status) (V(as declared), V(to change),
           V(blocked), V(not declared)), C(in_use), C(evidence), C(drained) and C(providers)), C(other_providers)
           (providers of the host's tree with no card, such as Cyborg's, with their function and inventories), C(drift), C(capacity) (C(total), C(used), C(free),
-          C(drained), C(reserved)) and C(bar).
+          C(drained), C(reserved), C(not_loaded)) and C(bar).
       type: list
       elements: dict
     profiles:
@@ -118,7 +120,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import c
 P = lazy("_placement")
 
 FUNCTION_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
-SEGMENTS = ("used", "drained", "reserved", "free")
+SEGMENTS = ("used", "drained", "reserved", "not_loaded", "free")
 _ADDRESS = re.compile(r"_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?=_|$)")
 
 
@@ -129,14 +131,17 @@ def _int(value):
         return 0
 
 
-def units(inventory, used):
-    """total, used, free, drained, reserved and whether it is drained, for one inventory record."""
+def units(inventory, used, loaded=True):
+    """total, used, free, drained, reserved, not_loaded and whether it is drained, for one inventory record.
+    ``loaded`` false: the provider's card does not carry the provider's function yet (drift), so its unused units
+    are not free capacity of that function: they count as not_loaded."""
     total = _int(inventory.get("total"))
     reserved = _int(inventory.get("reserved"))
     used = _int(used)
     drained = total > 0 and reserved >= total
+    free = max(0, total - reserved - used)
     return {
-        "total": total, "used": used, "free": max(0, total - reserved - used),
+        "total": total, "used": used, "free": free if loaded else 0, "not_loaded": 0 if loaded else free,
         "drained": max(0, total - used) if drained else 0,
         "reserved": 0 if drained else max(0, min(reserved, total - used)),
         "is_drained": drained,
@@ -144,20 +149,21 @@ def units(inventory, used):
 
 
 def _zero():
-    return dict((k, 0) for k in ("total", "used", "free", "drained", "reserved"))
+    return dict((k, 0) for k in ("total", "used", "free", "drained", "reserved", "not_loaded"))
 
 
 def _add(into, u):
-    for k in ("total", "used", "free", "drained", "reserved"):
+    for k in ("total", "used", "free", "drained", "reserved", "not_loaded"):
         into[k] += u[k]
 
 
 def bar_segments(counts):
-    """Chart segments of a total: used, drained, reserved, free, each with its share in percent (one decimal)."""
-    whole = sum(counts[k] for k in SEGMENTS)
+    """Chart segments of a total: used, drained, reserved, not_loaded, free, each with its share in percent (one
+    decimal)."""
+    whole = sum(counts.get(k, 0) for k in SEGMENTS)
     out = []
     for k in SEGMENTS:
-        if counts[k]:
+        if counts.get(k):
             out.append({"kind": k, "units": counts[k], "pct": round(100.0 * counts[k] / whole, 1)})
     return out
 
@@ -270,7 +276,9 @@ def _profile(p, providers, declared, discovered):
 
 
 def _host_cards(h, providers, declared, discovered):
-    """The host's cards, its providers without a card, and the drift."""
+    """The host's cards, its providers without a card, the drift, and the names of the providers whose card does not
+    carry their function yet (a card declared for a function, to change or blocked, whose provider has that
+    function's trait already: its units are not free capacity of the function)."""
     recs = _records(h.get("discovery"))
     by_addr = dict((r.get("address"), r) for r in recs)
     cards = [r for r in recs if not r.get("physfn")]
@@ -304,16 +312,19 @@ def _host_cards(h, providers, declared, discovered):
             by_card.setdefault(owner, []).append(p)
         else:
             others.append(p)
-    out = []
+    out, not_loaded = [], set()
     for c in cards:
         addr = c.get("address")
         a = assigned.get(addr)
         provs = []
         for p in by_card.get(addr, []):
             fn, trait, _d = provider_function(p.get("traits"), declared, discovered)
+            loaded = not (a is not None and a.get("change_needed") and fn is not None and fn == a.get("function"))
+            if not loaded:
+                not_loaded.add(p.get("name"))
             invs = []
             for rc in sorted(p.get("inventories") or {}):
-                u = units(p["inventories"][rc], (p.get("usages") or {}).get(rc))
+                u = units(p["inventories"][rc], (p.get("usages") or {}).get(rc), loaded)
                 u["resource_class"] = rc
                 invs.append(u)
             provs.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "trait": trait,
@@ -365,7 +376,7 @@ def _host_cards(h, providers, declared, discovered):
             invs.append(u)
         other.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "inventories": invs})
     drift.extend("declaration: %s" % x for x in problems)
-    return out, other, drift
+    return out, other, drift, not_loaded
 
 
 def _hosts(hosts, names):
@@ -532,6 +543,25 @@ def fleet_report(data):
     providers, placement_errors = _placement(data)
     declared, discovered = _function_labels(hosts_in)
 
+    # each host's cards first: which providers' cards do not carry their function yet (not free capacity)
+    host_parts, not_loaded = [], set()
+    for h in sorted(hosts_in, key=lambda x: str(x["name"])):
+        ph = h.get("placement_host") or h["name"]
+        mine = [p for p in providers if p.get("host") == ph]
+        item = dict(h, in_placement=bool(mine))
+        error = h.get("error") or None
+        found = h.get("discovery")
+        if not error and isinstance(found, Mapping) and (found.get("failed") or found.get("unreachable")
+                                                         or not isinstance(found.get("accelerators"), list)):
+            error = "discovery failed: %s" % (found.get("msg") or "no accelerators list")
+        if error:
+            item["discovery"] = None
+        cards, other, drift, host_not_loaded = _host_cards(item, mine, declared, discovered)
+        not_loaded.update((ph, name) for name in host_not_loaded)
+        if ph in placement_errors:
+            drift.append("Placement: %s" % placement_errors[ph])
+        host_parts.append((h, ph, error, mine, cards, other, drift))
+
     # capacity per function and resource class, over every non-root provider of the hosts' trees
     rows = {}
     host_caps = {}
@@ -546,7 +576,7 @@ def fleet_report(data):
         host = p.get("host")
         any_drained = False
         for rc in sorted(invs):
-            u = units(invs[rc], (p.get("usages") or {}).get(rc))
+            u = units(invs[rc], (p.get("usages") or {}).get(rc), (host, p.get("name")) not in not_loaded)
             any_drained = any_drained or u["is_drained"]
             row = rows.setdefault((trait, rc), dict(_zero(), function=fn, trait=trait, resource_class=rc,
                                                     declared=is_declared, providers=0, _hosts={}))
@@ -567,20 +597,7 @@ def fleet_report(data):
         functions.append(row)
 
     hosts = []
-    for h in sorted(hosts_in, key=lambda x: str(x["name"])):
-        ph = h.get("placement_host") or h["name"]
-        mine = [p for p in providers if p.get("host") == ph]
-        item = dict(h, in_placement=bool(mine))
-        error = h.get("error") or None
-        found = h.get("discovery")
-        if not error and isinstance(found, Mapping) and (found.get("failed") or found.get("unreachable")
-                                                         or not isinstance(found.get("accelerators"), list)):
-            error = "discovery failed: %s" % (found.get("msg") or "no accelerators list")
-        if error:
-            item["discovery"] = None
-        cards, other, drift = _host_cards(item, mine, declared, discovered)
-        if ph in placement_errors:
-            drift.append("Placement: %s" % placement_errors[ph])
+    for h, ph, error, mine, cards, other, drift in host_parts:
         cap = host_caps.get(ph, _zero())
         hosts.append({"name": h["name"], "placement_host": ph, "error": error, "in_placement": bool(mine),
                       "cards": cards, "other_providers": other, "drift": drift, "capacity": cap, "bar": bar_segments(cap)})

@@ -46,7 +46,7 @@ _value:
   contains:
     assignments:
       description:
-        - One per card. Keys C(function), C(kind) (fpga, vgpu, vfs, passthrough), C(trait), C(address), C(family),
+        - One per card. Keys C(function), C(kind) (fpga, vgpu, vfs, mig, passthrough), C(trait), C(address), C(family),
           C(vendor_id), C(device_id), C(numa_node), C(programming_model), C(loaded) (the function id loaded now),
           C(change_needed), C(in_use), C(in_use_by) (evidence lines), C(blocked) (in use and needing a change),
           C(reason) (why this card), C(module) and C(module_args) (the programming module and its arguments),

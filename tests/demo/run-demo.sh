@@ -51,8 +51,9 @@ cleanup() {
 trap cleanup EXIT
 
 echo "demo: starting $services on 127.0.0.1"
-"$top/tests/harness/services" start "$work/services" --services "$services" >/dev/null
+# marked before the start: a start that fails halfway (one service up, the next not) leaves processes to stop
 started=1
+"$top/tests/harness/services" start "$work/services" --services "$services" >/dev/null
 svc_yml="$work/services/services.yml"
 get() { sed -n "s/^$1: \"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" "$svc_yml"; }
 endpoint=$(get placement_endpoint)

@@ -193,6 +193,26 @@ def test_cards_status_evidence_and_drift(lab):
     assert (a["capacity"]["total"], a["capacity"]["used"], a["capacity"]["free"]) == (12, 2, 10)
 
 
+def test_a_card_that_does_not_carry_its_function_yet_is_not_free_capacity(lab):
+    """The L40 is declared l40-8q and carries nothing (drift), but its provider already has the function's trait and
+    an inventory (written before the card was reset, or by hand): its units count as not loaded, not as free, and
+    the function can land nowhere."""
+    data = fleet(lab)
+    providers = data["placement"][0]["providers"]
+    providers[:] = [p for p in providers if p["name"] != "a_0000:3b:00.0"]
+    providers.append(prov("a", "0000:3b:00.0", ["CUSTOM_FUNCTION_L40_8Q"], {"VGPU": inv(4)}))
+    r = fleet_report(data)
+    l40 = row(r, "l40-8q", "VGPU")
+    assert (l40["total"], l40["free"], l40["not_loaded"], l40["where"]) == (4, 0, 4, [])
+    assert [s["kind"] for s in l40["bar"]] == ["not_loaded"]
+    a = [h for h in r["hosts"] if h["name"] == "a"][0]
+    assert (a["capacity"]["total"], a["capacity"]["free"], a["capacity"]["not_loaded"]) == (16, 10, 4)
+    card = [c for c in a["cards"] if c["address"] == "0000:3b:00.0"][0]
+    assert [(i["free"], i["not_loaded"]) for i in card["providers"][0]["inventories"]] == [(0, 4)]
+    # the T4 carries what its provider says: its free units stay free
+    assert row(r, "t4-2q", "VGPU")["free"] == 7
+
+
 def test_host_evidence_and_blocked_card(lab):
     found = copy.deepcopy(lab)
     t4 = [x for x in found["accelerators"] if x["address"] == "0000:18:00.0"][0]

@@ -12,7 +12,20 @@ import tempfile
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core before 2.19: the module arguments as the documented unit-test recipe sets them
+    import contextlib
+    import json
+    from unittest import mock
+
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        """Expose ``args`` to the AnsibleModule instances created in this context."""
+        data = json.dumps({"ANSIBLE_MODULE_ARGS": args or {}}).encode("utf-8", "surrogateescape")
+        with mock.patch.object(basic, "_ANSIBLE_ARGS", data):
+            yield
 
 
 class Exit(Exception):

@@ -14,12 +14,13 @@ import pytest
 import yaml
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_info
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
 from hostbuilder import HostTree  # noqa: E402  pylint: disable=wrong-import-position
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from modrunner import patch_module_args  # noqa: E402  pylint: disable=wrong-import-position
 
 
 class Exit(Exception):
@@ -145,12 +146,13 @@ def test_the_collector_is_paused_for_the_run_and_restored_unless_the_process_end
     would pass over all of them once more)."""
     seen = []
     monkeypatch.setattr(accelerator_info, "run_module", lambda: seen.append(gc.isenabled()))
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()  # not always 0 at the start: CPython 3.12 starts with objects frozen
     try:
         accelerator_info.main(exiting=exiting)
         assert seen == [False]
         assert gc.isenabled() is not exiting
-        assert (gc.get_freeze_count() > 0) is exiting
+        assert (gc.get_freeze_count() > frozen) is exiting
     finally:
         gc.unfreeze()
         gc.enable()

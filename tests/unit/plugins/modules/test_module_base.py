@@ -13,13 +13,12 @@ import syslog
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import AccelopsModule
 from ansible_collections.accelops.lifecycle.plugins.modules import sriov_vfs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from modrunner import Exit, patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
+from modrunner import Exit, patch_exits, patch_module_args, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 NUL_VALUE = "a\x00b"
 

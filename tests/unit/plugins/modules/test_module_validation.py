@@ -17,7 +17,6 @@ import time
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _module
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import PATH_FORM, AccelopsModule
@@ -25,7 +24,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
+from modrunner import patch_exits, patch_module_args, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
 # every module of the collection, so that a new one is checked without being listed here
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(

@@ -167,7 +167,7 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
 # the user's: each run starts the jobs the way a new user's first run does, so that first-run state (the key
 # pair two jobs would both make) cannot hide behind what an earlier run left in the real home.
 gate_integration() {
-  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll without
+  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll without a
   mkdir -p "$out_dir"
   int_home="$run_dir/home"
   rm -rf "$int_home"; mkdir -p "$int_home"
@@ -183,8 +183,9 @@ gate_integration() {
       [ "$i" -gt 0 ] && jcoll=$(tools/stage.sh "$run_dir/collections-$g")
       # the message bus only for a group with a target that says it needs one (alias accelops/service/rabbitmq)
       without=rabbitmq
-      grep -qx 'accelops/service/rabbitmq' $(grep -lx "shippable/posix/$g" tests/integration/targets/*/aliases) &&
-        without=""
+      for a in tests/integration/targets/*/aliases; do
+        grep -qx "shippable/posix/$g" "$a" && grep -qx 'accelops/service/rabbitmq' "$a" && without=""
+      done
       HARNESS_WITHOUT=$without integration_job "$jcoll" "$run_dir/services-$g" "$out_dir/$g.log" "shippable/posix/$g/" &
       pids="$pids $!"; i=$((i + 1))
       if [ "$i" -ge "$jobs" ]; then

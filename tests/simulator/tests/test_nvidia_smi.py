@@ -2,6 +2,7 @@
 vgpu -s/-c."""
 
 import copy
+import json
 import os
 
 import pytest
@@ -188,12 +189,14 @@ def test_mig_lgip_needs_a_mig_capable_card_the_simulator_knows(host, tmp_path):
     assert rc == 2 and "no MIG profile table for device 0x20b6" in err
 
 
-CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "captures", "nvidia-h200-580.159.04", "commands")
+CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "captures", "nvidia-h200-580.159.04", "capture.json")
 
 
 def _captured(name):
-    with open(os.path.join(CAPTURE, name + ".stdout")) as f:
-        return f.read()
+    """What the real tool printed on stdout for the capture's command ``name`` (tools/capture-host.py)."""
+    with open(CAPTURE) as f:
+        commands = json.load(f)["commands"]
+    return [c["stdout"] for c in commands if c["name"] == name][0]
 
 
 @pytest.mark.parametrize("device", [0x2335, 0x233b])

@@ -71,12 +71,18 @@ _value:
       type: list
       elements: str
     placement:
-      description:
-        - The drained, undrained, kept drained and already drained providers, and the report's counts.
-        - C(lifted), the providers whose drain a former run left (the collection's mark, the card as declared,
-          nothing else allocated) this run lifted; C(left_drained), drains this run did not make and left, with
-          why in the lines (an operator's drain has no mark and is never lifted).
+      description: The drained, undrained, kept drained and already drained providers, and the report's counts.
       type: dict
+    lifted_drains:
+      description: The providers whose drain a former run left (the collection's mark, the card as declared,
+        nothing else allocated) that this run lifted.
+      type: list
+      elements: str
+    left_drained:
+      description: Drains this run found, did not make and left, each with why in the lines (an operator's drain
+        has no mark and is never lifted).
+      type: list
+      elements: str
     cut_run:
       description: The run record of a former run cut during its apply (C(owner), C(started), C(cards), C(applied)),
         or V(null).
@@ -317,9 +323,9 @@ def converge_report(data):
         "changed": having("changed"), "blocked": having("blocked"), "failed": failed,
         "problems": problems, "drift": drift, "error": error,
         "placement": {"drained": drained, "undrained": undrained, "kept_drained": _unique_minus(drained, undrained),
-                      "already_drained": pre_drained, "summary": counts,
-                      "lifted": [d.get("provider") for d in left_drains if d.get("action") == "lift" and reported],
-                      "left_drained": [d.get("provider") for d in left_drains if d.get("action") != "lift"]},
+                      "already_drained": pre_drained, "summary": counts},
+        "lifted_drains": [d.get("provider") for d in left_drains if d.get("action") == "lift" and reported],
+        "left_drained": [d.get("provider") for d in left_drains if d.get("action") != "lift"],
         "cut_run": cut,
         "lines": lines,
         "failure": ("accelerator_host on %s: %s" % (host, " / ".join(why))) if fails else None,

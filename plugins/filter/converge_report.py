@@ -222,6 +222,23 @@ def check_recorded(data):
             _expect(not c.get(key) or isinstance(c[key], str) or (key == "loaded" and isinstance(c[key], (int, float))),
                     "%s.%s" % (where, key), form, c.get(key))
         _strings(c.get("in_use_by"), where + ".in_use_by", "in-use evidence")
+    left = data.get("left_drains")
+    _expect(not left or isinstance(left, (list, tuple)), "left_drains",
+            "a list of drains (mappings with provider, card, action, why, run) or null", left)
+    for i, d in enumerate(left or []):
+        _expect(isinstance(d, Mapping), "left_drains[%d]" % i, "a drain (a mapping with provider, card, action, why, "
+                                                                "run)", d)
+        for key in ("provider", "card", "action", "why", "run"):
+            _expect(not d.get(key) or isinstance(d[key], str), "left_drains[%d].%s" % (i, key), "a string or null",
+                    d.get(key))
+    cut = data.get("cut_run")
+    _expect(not cut or isinstance(cut, Mapping), "cut_run", "a run record (a mapping with owner, started, cards, "
+                                                            "applied) or null", cut)
+    for key in ("owner", "started"):
+        _expect(not (cut or {}).get(key) or isinstance(cut[key], str), "cut_run." + key, "a string or null",
+                (cut or {}).get(key))
+    for key in ("cards", "applied"):
+        _strings((cut or {}).get(key), "cut_run." + key, "card addresses" if key == "cards" else "what was done")
     share = data.get("placement_share")
     if data.get("reported") and isinstance(share, Mapping):
         _expect(not share.get("summary") or isinstance(share["summary"], Mapping), "placement_share.summary",
@@ -264,10 +281,10 @@ def converge_report(data):
         if not [k for k in kept if k in (address, address.split("_")[0])]:
             pre_drained.append(p.get("name"))
 
-    left_drains = [d for d in data.get("left_drains") or [] if isinstance(d, Mapping)]
+    left_drains = list(data.get("left_drains") or [])
     told = set(d.get("provider") for d in left_drains)
     pre_drained = [n for n in pre_drained if n not in told]
-    cut = data.get("cut_run") if isinstance(data.get("cut_run"), Mapping) else None
+    cut = data.get("cut_run") or None
 
     cards = []
     for c in data.get("cards") or []:

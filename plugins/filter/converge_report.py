@@ -226,14 +226,14 @@ def check_recorded(data):
     _expect(not left or isinstance(left, (list, tuple)), "left_drains",
             "a list of drains (mappings with provider, card, action, why, run) or null", left)
     for i, d in enumerate(left or []):
-        _expect(isinstance(d, Mapping), "left_drains[%d]" % i, "a drain (a mapping with provider, card, action, why, "
-                                                                "run)", d)
+        _expect(isinstance(d, Mapping), "left_drains[%d]" % i,
+                "a drain (a mapping with provider, card, action, why, run)", d)
         for key in ("provider", "card", "action", "why", "run"):
             _expect(not d.get(key) or isinstance(d[key], str), "left_drains[%d].%s" % (i, key), "a string or null",
                     d.get(key))
     cut = data.get("cut_run")
-    _expect(not cut or isinstance(cut, Mapping), "cut_run", "a run record (a mapping with owner, started, cards, "
-                                                            "applied) or null", cut)
+    _expect(not cut or isinstance(cut, Mapping), "cut_run",
+            "a run record (a mapping with owner, started, cards, applied) or null", cut)
     for key in ("owner", "started"):
         _expect(not (cut or {}).get(key) or isinstance(cut[key], str), "cut_run." + key, "a string or null",
                 (cut or {}).get(key))

@@ -53,9 +53,9 @@ def card(status):
             "reason": "named by address", "loaded": None, "module": "accelops.lifecycle.sriov_vfs"}
 
 
-def host(provider, last_run=DONE, reported=True):
+def host(provider, last_run=None, reported=True):
     plan = {"changed": False, "cards": [card("ok")], "planned": {}, "problems": [], "drift": [], "discovery": DISC,
-            "function_names": {}, "overrides": {}, "error": None, "last_run": last_run}
+            "function_names": {}, "overrides": {}, "error": None, "last_run": last_run or dict(DONE)}
     v = {"inventory_hostname": "h1", "__accelerator_host_settings": {
         "host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn-h1",
         "root_provider": None, "name_prefix": None, "undrain": [], "safe_mode": True, "fail_on_drift": False,

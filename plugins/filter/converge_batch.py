@@ -58,7 +58,8 @@ _value:
   description:
     - C(converge_host); a dictionary with the keys the converge_report filter reads (C(host), C(root), C(plan_only),
       C(placement), C(placement_host), C(fail_on_drift), C(cards), C(problems), C(planned), C(applied), C(verify),
-      C(drained), C(kept_drained), C(drift), C(error), C(reported), C(placement_share)) and C(apply),
+      C(drained), C(kept_drained), C(drift), C(error), C(reported), C(placement_share), C(left_drains),
+      C(cut_run)) and C(apply),
       C(placement_in_use), C(changing) (the cards to drain and change), C(report_item).
     - C(converge_batch); a list, the loop of the read or the O(accelops.lifecycle.placement_provider_tree#module:hosts)
       of the check, drain or report call, or the host names (V(hosts)).
@@ -68,7 +69,9 @@ _value:
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import placement_evidence, plan_failure
+from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import left_drain
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import (
+    card_addresses, card_provider_pattern, placement_evidence, plan_failure)
 
 STEPS = ("reads", "check", "drain", "report", "hosts", "apply")
 # The role's variables a host's record is read from: its settings (one set_fact) and what each task returned.
@@ -192,12 +195,16 @@ def host_state(item):
         "placement_host": item.get("placement_host"), "fail_on_drift": bool(item.get("fail_on_drift")),
         "cards": [], "problems": [], "planned": {}, "applied": {}, "verify": {}, "drained": [], "kept_drained": [],
         "drift": [], "error": None, "reported": False, "placement_share": None, "apply": [],
-        "placement_in_use": {}, "report_item": None, "changing": [],
+        "placement_in_use": {}, "report_item": None, "changing": [], "last_run": None, "cut_run": None,
+        "left_drains": [],
     }
     if error or plan is None:
         state["error"] = error
         return state
     providers = _providers(item)
+    state["last_run"] = plan.get("last_run") or None
+    if state["last_run"] and state["last_run"].get("phase") == "apply":
+        state["cut_run"] = state["last_run"]
     safe = bool(item.get("safe_mode", True))
     cards = []
     for c in plan.get("cards") or []:
@@ -241,13 +248,17 @@ def host_state(item):
         # report, and what this run drained stays drained
         return state
     final = apply_ if apply_ is not None else plan
+    lifted = []
     if placement and final.get("discovery") is not None:
+        state["left_drains"] = _left_drains(item, state, providers, final["discovery"])
+        lifted = [d["provider"] for d in state["left_drains"] if d["action"] == "lift"]
         state["report_item"] = {
             "host": item.get("placement_host"), "root_provider": item.get("root_provider"),
             "name_prefix": item.get("name_prefix"), "discovery": final["discovery"],
             "function_names": final.get("function_names") or {}, "overrides": final.get("overrides") or {},
             "reporters": final.get("reporters") or {}, "drain": state["kept_drained"],
-            "undrain": list(item.get("undrain") or []) + [a for a in state["drained"] if a not in state["kept_drained"]],
+            "undrain": list(item.get("undrain") or []) + [a for a in state["drained"] if a not in state["kept_drained"]]
+            + lifted,
         }
     report = _ran(item.get("report"))
     if _failure(report):
@@ -257,6 +268,30 @@ def host_state(item):
         state["reported"] = True
         state["placement_share"] = report["by_host"][item.get("placement_host")]
     return state
+
+
+def _left_drains(item, state, providers, discovery):
+    """The drains on this host's providers that this run did not make (a killed run's, an operator's): each
+    ``{provider, card, action, why, run}``, ``action`` ``lift`` or ``left`` (model.left_drain decides)."""
+    records = discovery.get("accelerators") if isinstance(discovery, Mapping) else None
+    by_address = dict((r.get("address"), r) for r in records or [] if isinstance(r, Mapping))
+    last = state["last_run"] or {}
+    run = ("the run %s of %s" % (last.get("owner") or "?", last.get("started") or "?")) if last else None
+    out = []
+    for c in state["cards"]:
+        address = c.get("address")
+        pattern = card_provider_pattern(_prefix(item), card_addresses({"address": address}, by_address))
+        # as declared now, and not one this run drains (its own drain is undrained with the report)
+        as_declared = address not in state["drained"] and (
+            c.get("status") == "ok" or (state["verify"].get(address) and address not in state["kept_drained"]))
+        for p in providers:
+            if not pattern.match(p.get("name") or ""):
+                continue
+            decided = left_drain(p, as_declared)
+            if decided is not None and address not in state["drained"]:
+                out.append({"provider": p.get("name"), "card": address, "action": decided[0], "why": decided[1],
+                            "run": run if decided[0] == "lift" else None})
+    return out
 
 
 def converge_batch(items, step):
@@ -278,7 +313,8 @@ def converge_batch(items, step):
     if step == "reads":
         names, roots = [], []
         for item, s in states:
-            if not s["placement"] or s["error"] or (not s["plan_only"] and not any(
+            # a host with a run record reads too: its last run may have left drains (lifted by this run's report)
+            if not s["placement"] or s["error"] or (not s["plan_only"] and not s["last_run"] and not any(
                     c.get("status") == "todo" for c in s["cards"])):
                 continue
             if item.get("root_provider"):

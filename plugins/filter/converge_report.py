@@ -26,7 +26,9 @@ options:
         C(problems) (of the resolution), C(planned), C(applied) and C(verify) (by card address), C(drained),
         C(kept_drained), C(drift), C(error), C(reported) (whether the host was in the batch's report) and
         C(placement_share) (the host's entry of RV(accelops.lifecycle.placement_provider_tree#module:by_host) in
-        the batch's report, its action counts and drained providers).
+        the batch's report, its action counts and drained providers), C(left_drains) (drains the run found and did
+        not make, each with provider, card, action V(lift) or V(left), why, run) and C(cut_run) (a former run's
+        record when it was cut during its apply).
     type: dict
     required: true
 '''
@@ -70,6 +72,20 @@ _value:
       elements: str
     placement:
       description: The drained, undrained, kept drained and already drained providers, and the report's counts.
+      type: dict
+    lifted_drains:
+      description: The providers whose drain a former run left (the collection's mark, the card as declared,
+        nothing else allocated) that this run lifted.
+      type: list
+      elements: str
+    left_drained:
+      description: Drains this run found, did not make and left, each with why in the lines (an operator's drain
+        has no mark and is never lifted).
+      type: list
+      elements: str
+    cut_run:
+      description: The run record of a former run cut during its apply (C(owner), C(started), C(cards), C(applied)),
+        or V(null).
       type: dict
     lines:
       description: The readable summary, one line each.
@@ -206,6 +222,23 @@ def check_recorded(data):
             _expect(not c.get(key) or isinstance(c[key], str) or (key == "loaded" and isinstance(c[key], (int, float))),
                     "%s.%s" % (where, key), form, c.get(key))
         _strings(c.get("in_use_by"), where + ".in_use_by", "in-use evidence")
+    left = data.get("left_drains")
+    _expect(not left or isinstance(left, (list, tuple)), "left_drains",
+            "a list of drains (mappings with provider, card, action, why, run) or null", left)
+    for i, d in enumerate(left or []):
+        _expect(isinstance(d, Mapping), "left_drains[%d]" % i,
+                "a drain (a mapping with provider, card, action, why, run)", d)
+        for key in ("provider", "card", "action", "why", "run"):
+            _expect(not d.get(key) or isinstance(d[key], str), "left_drains[%d].%s" % (i, key), "a string or null",
+                    d.get(key))
+    cut = data.get("cut_run")
+    _expect(not cut or isinstance(cut, Mapping), "cut_run",
+            "a run record (a mapping with owner, started, cards, applied) or null", cut)
+    for key in ("owner", "started"):
+        _expect(not (cut or {}).get(key) or isinstance(cut[key], str), "cut_run." + key, "a string or null",
+                (cut or {}).get(key))
+    for key in ("cards", "applied"):
+        _strings((cut or {}).get(key), "cut_run." + key, "card addresses" if key == "cards" else "what was done")
     share = data.get("placement_share")
     if data.get("reported") and isinstance(share, Mapping):
         _expect(not share.get("summary") or isinstance(share["summary"], Mapping), "placement_share.summary",
@@ -248,6 +281,11 @@ def converge_report(data):
         if not [k for k in kept if k in (address, address.split("_")[0])]:
             pre_drained.append(p.get("name"))
 
+    left_drains = list(data.get("left_drains") or [])
+    told = set(d.get("provider") for d in left_drains)
+    pre_drained = [n for n in pre_drained if n not in told]
+    cut = data.get("cut_run") or None
+
     cards = []
     for c in data.get("cards") or []:
         plan = planned.get(c["address"]) or {}
@@ -268,6 +306,17 @@ def converge_report(data):
         lines.append("  %-12s %s  %s (%s): %s" % (c["status"], c["address"], c["function"], c["kind"], c["why"]))
     for p in problems:
         lines.append("  problem      %s" % p)
+    if cut is not None:
+        lines.append("  last run     the run %s of %s was cut during apply (cards %s): %s" % (
+            cut.get("owner") or "?", cut.get("started") or "?", ", ".join(cut.get("cards") or []) or "none",
+            "; ".join(cut.get("applied") or []) or "no card finished"))
+    for d in left_drains:
+        if d.get("action") == "lift":
+            lines.append("  placement    %s the drain of %s (card %s) left by %s" % (
+                "lifted" if reported else "not reported, so not lifted:", d.get("provider"), d.get("card"),
+                d.get("run") or "an earlier run"))
+        else:
+            lines.append("  placement    %s (card %s): %s" % (d.get("provider"), d.get("card"), d.get("why")))
     if plan_only:
         lines.extend("  drift        %s" % d for d in drift if str(d).startswith("placement "))
     elif data.get("placement"):
@@ -292,6 +341,9 @@ def converge_report(data):
         "problems": problems, "drift": drift, "error": error,
         "placement": {"drained": drained, "undrained": undrained, "kept_drained": _unique_minus(drained, undrained),
                       "already_drained": pre_drained, "summary": counts},
+        "lifted_drains": [d.get("provider") for d in left_drains if d.get("action") == "lift" and reported],
+        "left_drained": [d.get("provider") for d in left_drains if d.get("action") != "lift"],
+        "cut_run": cut,
         "lines": lines,
         "failure": ("accelerator_host on %s: %s" % (host, " / ".join(why))) if fails else None,
     }

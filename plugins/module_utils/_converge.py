@@ -38,6 +38,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery impo
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import (
     describe,
+    discard,
     make_dir,
     open_regular,
     read_text,
@@ -51,6 +52,40 @@ LOCK_POLL = 0.05
 # The owner record is four short lines; a longer file is not one this module wrote.
 OWNER_LIMIT = 4096
 OWNER_KEYS = ("pid", "token", "owner", "started")
+# The run record: what the last apply under the lock set out to do and what it did, written before the first change
+# and after each card, marked done at the end. A record not marked done is a run cut during its apply (killed, the
+# host lost); the next converge returns it (``last_run``) and its plan under the lock clears it.
+JOURNAL_FILE = "converge.journal"
+JOURNAL_LIMIT = 65536
+
+
+def read_journal(lock_dir):
+    """The last run's record ``{owner, started, phase, cards, applied}``, or None when there is none (or it is
+    not one this module wrote: only its own keys are read)."""
+    try:
+        text = read_text(os.path.join(lock_dir, JOURNAL_FILE), JOURNAL_LIMIT, owned=True)
+    except (OSError, ValueError):
+        return None
+    out = {"owner": "", "started": "", "phase": "", "cards": [], "applied": []}
+    for line in text.split("\n"):
+        key, _sep, value = line.partition("=")
+        value = _one_line(value.strip())[:500]
+        if key in ("owner", "started", "phase"):
+            out[key] = value
+        elif key == "cards":
+            out["cards"] = [a for a in value.split(",") if a]
+        elif key == "applied":
+            out["applied"].append(value)
+    return out if out["phase"] in ("apply", "done") else None
+
+
+def write_journal(lock_dir, record):
+    lines = ["owner=%s" % _one_line(record["owner"]), "started=%s" % record["started"], "phase=%s" % record["phase"],
+             "cards=%s" % ",".join(record["cards"])] + ["applied=%s" % _one_line(a) for a in record["applied"]]
+    try:
+        write_atomic(os.path.join(lock_dir, JOURNAL_FILE), ("\n".join(lines) + "\n").encode("utf-8"), 0o600)
+    except OSError:
+        pass  # the record is a report's aid; the converge goes on without it
 
 
 class ConvergeRefused(Exception):
@@ -290,7 +325,8 @@ class Converge(object):
         self.check_mode = module.check_mode
         self.result = {"changed": False, "error": None, "cards": [], "problems": [], "function_names": {},
                        "overrides": {}, "reporters": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
-                       "drift": [], "discovery": None, "lock": None}
+                       "drift": [], "discovery": None, "lock": None, "last_run": None}
+        self.journal = None  # the lock directory, when this run holds the lock and keeps the run record
 
     def discover(self):
         try:
@@ -319,6 +355,13 @@ class Converge(object):
                 lock.acquire()
                 self.result["lock"] = {"path": os.path.join(p["lock_dir"], LOCK_FILE), "waited": lock.waited,
                                        "token": lock.token}
+                self.journal = lock_dir = p["lock_dir"]
+                self.result["last_run"] = read_journal(lock_dir)
+                if self.check_mode and self.result["last_run"] is not None:
+                    # the plan under the lock returns the last run's record once: the next record is this run's
+                    discard(os.path.join(lock_dir, JOURNAL_FILE))
+            else:
+                self.result["last_run"] = read_journal(p["lock_dir"]) if p.get("lock_dir") else None
             return self._converge(functions)
         except ConvergeRefused as e:
             self.result["error"] = str(e)
@@ -357,6 +400,10 @@ class Converge(object):
         if r["error"]:
             return r["error"]
         ran = []
+        record = {"owner": p["lock_owner"], "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "phase": "apply", "cards": [c["address"] for c, _h, j in jobs if j.plan], "applied": []}
+        if self.journal and record["cards"]:
+            write_journal(self.journal, record)
         for card, card_host, job in jobs:
             try:
                 if not job.plan:
@@ -366,6 +413,14 @@ class Converge(object):
                 card_host.cleanup()
             r["applied"][card["address"]] = _card_outcome(card_host, msg, True)
             ran.append(card)
+            if self.journal:
+                outcome = r["applied"][card["address"]]
+                record["applied"].append("%s: %s%s" % (card["address"], "; ".join(outcome["applied"]) or "nothing",
+                                                       " (failed)" if outcome["failed"] else ""))
+                write_journal(self.journal, record)
+        if self.journal and record["cards"]:
+            record["phase"] = "done"
+            write_journal(self.journal, record)
         if not ran:
             return self._failure()
         r["changed"] = any(o["applied"] for o in r["applied"].values())

@@ -221,6 +221,13 @@ lock:
   description: The lock this run held (C(path), C(waited) seconds, C(token)), or null.
   returned: always
   type: dict
+last_run:
+  description:
+    - The run record the last apply under the lock left in O(lock_dir) (C(owner), C(started), C(phase), C(cards),
+      C(applied)), or null. C(phase=apply) is a run cut during its apply; a plan under the lock (check mode) returns
+      it once and clears it.
+  returned: always
+  type: dict
 '''
 
 import os

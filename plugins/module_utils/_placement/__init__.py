@@ -33,9 +33,9 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desi
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import (  # noqa: F401
     _device_specs, _function_traits)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (  # noqa: F401
-    HOLD_CONSUMER_TYPE, REPORTERS, FOREIGN_OWNER_TRAITS, FUNCTION_TRAIT_PREFIXES, INVENTORY_FIELDS, MANAGED_TRAIT_PREFIXES, OWNER_TRAIT,
+    DRAIN_TRAIT, HOLD_CONSUMER_TYPE, REPORTERS, FOREIGN_OWNER_TRAITS, FUNCTION_TRAIT_PREFIXES, INVENTORY_FIELDS, MANAGED_TRAIT_PREFIXES, OWNER_TRAIT,
     STANDARD_RESOURCE_CLASSES, STANDARD_TRAITS, PlacementInputError, check_resource_class, check_trait, inventory,
-    is_drained, is_function_trait, is_managed_trait, hold_consumer, keep_drain, legacy_provider_name, owner_of,
+    is_drained, is_function_trait, is_managed_trait, hold_consumer, keep_drain, left_drain, legacy_provider_name, owner_of,
     provider_name,
     provider_uuid,
     same_inventories)

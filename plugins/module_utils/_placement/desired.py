@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    REPORTERS, PlacementInputError, inventory, legacy_provider_name, provider_name, provider_uuid)
+    DRAIN_TRAIT, REPORTERS, PlacementInputError, inventory, legacy_provider_name, provider_name, provider_uuid)
 
 
 def _records(discovery, option):
@@ -97,6 +97,8 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                                               % (inv["reserved"], unit_addr, inv["total"]))
                 if _listed_in(drain, unit_addr, rec["address"], name):
                     inv["reserved"] = inv["total"]
+                    if rep == "accelops":  # the collection's mark (a hold is marked by its consumer)
+                        traits.append(DRAIN_TRAIT)
                 invs[rc] = inv
             keep = bool(keep_drained) and not _listed_in(undrain, unit_addr, rec["address"], name)
             same = next((p for p in out if p["name"] == name), None) if rep != "accelops" else None
@@ -110,6 +112,9 @@ def desired_providers(host, discovery, option="discovery", prefix=None, function
                         # (they rewrite their inventories, reserved included); see model.hold_consumer
                         "hold": rep != "accelops" and _listed_in(drain, unit_addr, rec["address"], name),
                         "release": rep != "accelops" and _listed_in(undrain, unit_addr, rec["address"], name),
+                        # the undrain takes the collection's mark away with the drain (drain wins over undrain)
+                        "unmark": (rep == "accelops" and _listed_in(undrain, unit_addr, rec["address"], name)
+                                   and not _listed_in(drain, unit_addr, rec["address"], name)),
                         "device": rec.get("physfn") or rec["address"],
                         "mdev_capable": mdev_capable,
                         "legacy_name": legacy_provider_name(prefix, unit_addr) if rep == "accelops" else None,

@@ -16,6 +16,11 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import R
 
 OWNER_TRAIT = "CUSTOM_OWNER_ACCELOPS"
 FOREIGN_OWNER_TRAITS = ("OWNER_CYBORG", "OWNER_NOVA")
+# The mark of a drain this collection made (reserved = total on its own provider): set with the drain, taken away
+# with the undrain, so that a drain a killed run left can be told from an operator's (which has no mark). It is not
+# a managed trait: a write that does not drain or undrain leaves it as it is. Which run made it is in the host's run
+# record (accelerator_converge's journal; docs/reliability.md, "Killed runs").
+DRAIN_TRAIT = "CUSTOM_ACCELOPS_DRAINED"
 # Traits this module manages on providers it owns: what it sets now, and what it set before and must be
 # able to take away (a function that changed, a NUMA node that moved). Everything else on its providers
 # (an operator's CUSTOM_GOLD, a standard trait added by hand) is left as it is.
@@ -166,3 +171,20 @@ def keep_drain(current, wanted):
     for inv in out.values():
         inv["reserved"] = inv["total"]
     return out
+
+
+def left_drain(provider, as_declared):
+    """What a run does with a drain it finds on one of its host's providers and did not make itself
+    (``provider``: placement_provider_info's record; ``as_declared``: the provider's card carries its declared
+    function in this run and is not being changed). ``("lift", why)`` for the collection's own drain (the mark, or
+    the hold) on a card as declared with nothing else allocated: a run killed between its drain and its undrain
+    left it. ``("left", why)`` otherwise: an operator's drain (no mark) is never lifted. None when not drained."""
+    if not provider.get("drained"):
+        return None
+    if not (DRAIN_TRAIT in (provider.get("traits") or []) or provider.get("held")):
+        return ("left", "drained without the collection's mark (an operator's drain): left so")
+    if not as_declared:
+        return ("left", "the collection's drain, on a card not as declared: left so")
+    if provider.get("in_use"):
+        return ("left", "the collection's drain, with allocations on it: left so")
+    return ("lift", "the collection's drain, left by an earlier run that did not end: lifted")

@@ -14,7 +14,7 @@ import time
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import REQUEST_RETRIES, REQUEST_RETRY_DELAY
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.client import Client, PlacementHTTPError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
-    HOLD_CONSUMER_TYPE, HOLD_PROJECT, PlacementInputError, hold_consumer, is_drained, is_function_trait,
+    DRAIN_TRAIT, HOLD_CONSUMER_TYPE, HOLD_PROJECT, PlacementInputError, hold_consumer, is_drained, is_function_trait,
     is_managed_trait, keep_drain, legacy_provider_name, owner_of, provider_name, provider_uuid, same_inventories)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.read import (
     GenerationCache, TreeState, find_root)
@@ -194,6 +194,8 @@ def plan_host(state, host_spec, options):
             owner = "accelops"
         if owner == "accelops" or (owner is None and options.get("adopt")):
             new_traits = merge_traits(traits, d["traits"], extra)
+            if d.get("unmark"):
+                new_traits = [t for t in new_traits if t != DRAIN_TRAIT]
             want_invs = keep_drain(invs, d["inventories"]) if d.get("keep_drained") else d["inventories"]
             act.update(kind="update", owner="accelops",
                        traits=new_traits if new_traits != sorted(traits) else None,

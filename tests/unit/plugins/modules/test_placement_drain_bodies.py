@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ansible.module_utils.testing import patch_module_args
+from modrunner import patch_module_args  # pylint: disable=wrong-import-order
 from ansible_collections.accelops.lifecycle.plugins.modules import placement_provider_drain
 
 pytest.importorskip("openstack")

@@ -282,7 +282,9 @@ accelerators:
         and profiles, the GPU instance profiles when MIG is enabled (id, name, instances free/total, memory, slices).
         On a GPU in MIG mode with typed VFs (MIG-backed vGPU), mig.vgpus lists each VF's vGPU (address, type, profile,
         gpu_instance_id from C(nvidia-smi vgpu -q)) and mig.creatable_vgpu_types the MIG-backed types a VF can take
-        now (id, name, profile, free GPU instances of that profile).
+        now (id, name, profile, free GPU instances of that profile). A GPU instance that backs a vGPU has vgpu with
+        the host VF's address, or a null address and vfs, every VF it may be on, where nothing tells them apart
+        (the Bus Id C(nvidia-smi vgpu -q) prints is the guest's address, kept as guest_address).
       type: dict
     fpga:
       description: FPGA details (vendor, layout, board, bitstream_id, regions, ports, healthy, management_address,

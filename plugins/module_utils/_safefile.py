@@ -132,16 +132,21 @@ def check_dir(path):
                          % stat.S_IMODE(st.st_mode), path)
 
 
-def write_atomic(path, data, mode=0o600):
-    """Replace ``path`` with ``data`` (bytes): written to a new file made with ``O_EXCL`` beside it, given
-    ``mode`` with ``fchmod`` and renamed over ``path`` (a link at ``path`` is replaced, not followed)."""
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _replace(path, mode, fill):
+    """Replace ``path`` with what ``fill(fd)`` writes into a new file made with ``O_EXCL`` beside it (0600 until
+    it is complete), given ``mode`` with ``fchmod`` and renamed over ``path`` (a link at ``path`` is replaced,
+    not followed); the new file is removed when anything fails."""
     tmp = "%s.%s.tmp" % (path, os.urandom(6).hex())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            fill(fd)
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
@@ -151,29 +156,25 @@ def write_atomic(path, data, mode=0o600):
         raise
 
 
+def write_atomic(path, data, mode=0o600):
+    """Replace ``path`` with ``data`` (bytes), as :func:`_replace` does."""
+    _replace(path, mode, lambda fd: _write_all(fd, data))
+
+
 def copy_atomic(src_path, path, mode=0o400):
     """Replace ``path`` with a copy of the regular file ``src_path`` (read under the file rule), as
-    :func:`write_atomic` writes."""
+    :func:`_replace` does."""
     src = open_regular(src_path)
-    tmp = "%s.%s.tmp" % (path, os.urandom(6).hex())
+
+    def fill(fd):
+        while True:
+            chunk = os.read(src, 1 << 20)
+            if not chunk:
+                break
+            _write_all(fd, chunk)
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        try:
-            try:
-                while True:
-                    chunk = os.read(src, 1 << 20)
-                    if not chunk:
-                        break
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view):]
-                os.fchmod(fd, mode)
-            finally:
-                os.close(fd)
-            os.rename(tmp, path)
-        except BaseException:
-            discard(tmp)
-            raise
+        _replace(path, mode, fill)
     finally:
         os.close(src)
 

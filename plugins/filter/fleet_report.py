@@ -115,13 +115,15 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
-from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import card_in_use
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import card_state
 
 P = lazy("_placement")
 
 FUNCTION_PREFIXES = ("CUSTOM_FUNCTION_", "CUSTOM_FPGA_FUNCTION_ID_")
 SEGMENTS = ("used", "drained", "reserved", "not_loaded", "free")
-_ADDRESS = re.compile(r"_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?=_|$)")
+# a PCI address in a provider's name: this collection's and Cyborg's lower case, Nova's upper case
+_ADDRESS = re.compile(r"_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(?=_|$)", re.IGNORECASE)
 
 
 def _int(value):
@@ -307,7 +309,7 @@ def _host_cards(h, providers, declared, discovered):
     by_card, others = {}, []
     for p in providers:
         found = _ADDRESS.findall(p.get("name") or "")
-        owner = found and card_of.get(found[-1])
+        owner = found and card_of.get(pci_address(found[-1]))
         if owner:
             by_card.setdefault(owner, []).append(p)
         else:
@@ -330,21 +332,25 @@ def _host_cards(h, providers, declared, discovered):
             provs.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "trait": trait,
                           "inventories": invs, "drained": any(i["is_drained"] for i in invs),
                           "traits": list(p.get("traits") or [])})
-        evidence = card_in_use(c, by_addr)[1]
+        st = card_state(c, by_addr, by_card.get(addr, []), declared=a["function"] if a else None,
+                        carries=bool(a) and not a.get("change_needed"))
+        evidence = list(st["host_evidence"])
+        in_use = dict((name, used) for name, used, _consumers in st["used"])
         for p in by_card.get(addr, []):
-            for rc, n in sorted((p.get("usages") or {}).items()):
-                if _int(n) > 0:
-                    evidence.append("placement %s: %s %s used" % (p.get("name"), n, rc))
+            if p.get("name") not in in_use:
+                continue        # a drain hold of this collection's is not use
+            for rc, n in sorted(in_use[p.get("name")].items()):
+                evidence.append("placement %s: %s %s used" % (p.get("name"), n, rc))
             for consumer, alloc in sorted((p.get("allocations") or {}).items()):
                 res = (alloc or {}).get("resources") or {}
                 evidence.append("placement consumer %s holds %s" % (consumer, ", ".join(
                     "%s %s" % (rc, res[rc]) for rc in sorted(res))))
         if a is None:
             status = "not declared"
-        elif a.get("blocked"):
+        elif st["blocked"]:
             status = "blocked"
             drift.append("%s: declared %s (%s), carries %s; in use, not changed: %s" % (
-                addr, a["function"], a["kind"], _carries(c) or "nothing", "; ".join(a.get("in_use_by") or [])))
+                addr, a["function"], a["kind"], _carries(c) or "nothing", "; ".join(evidence)))
         elif a.get("change_needed"):
             status = "to change"
             drift.append("%s: declared %s (%s), carries %s" % (addr, a["function"], a["kind"], _carries(c) or "nothing"))
@@ -359,8 +365,8 @@ def _host_cards(h, providers, declared, discovered):
         out.append({
             "address": addr, "family": c.get("family"), "model": _model(c), "carries": _carries(c, names),
             "function_id": _function_id(c),
-            "declared": a["function"] if a else None, "status": status, "in_use": bool(evidence),
-            "evidence": evidence, "drained": any(p["drained"] for p in provs), "providers": provs,
+            "declared": a["function"] if a else None, "status": status, "in_use": st["in_use"],
+            "evidence": evidence, "drained": bool(st["drained"]), "providers": provs,
         })
     other = []
     for p in others:

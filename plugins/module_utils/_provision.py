@@ -150,7 +150,8 @@ def check_input(profiles, hosts, providers):
 
 def _refusal(host, rec, by_addr, providers):
     """Why a card is not free to provision (:func:`_cardstate.card_state`), or None: a unit of it or of its VFs in
-    use on the host, the family's own evidence (a MIG instance), or allocations in Placement (a hold included)."""
+    use on the host, the family's own evidence (a MIG instance), allocations in Placement (a hold included) or a
+    drain (an operator's: the pool keeper leaves such a card alone too)."""
     st = _cardstate.card_state(rec, by_addr, providers, host)
     for kind, uid, holders in st["units"]:
         by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in holders if b) or "in use"
@@ -159,6 +160,8 @@ def _refusal(host, rec, by_addr, providers):
         return "in use: %s" % line
     for name in [u[0] for u in st["used"]] + st["held"]:
         return "Placement has allocations on %s" % name
+    for name in st["drained"]:
+        return "drained in Placement (%s): left alone" % name
     return None
 
 

@@ -20,11 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
-from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import card_state
 
 P = lazy("_placement")
 
@@ -122,10 +121,10 @@ def provider_function(traits, declared, discovered):
 
 
 def _records(discovery):
-    if isinstance(discovery, Mapping):
-        recs = discovery.get("accelerators")
-        return [r for r in recs if isinstance(r, Mapping)] if isinstance(recs, list) else []
-    return []
+    # a result (not its bare list: a host item always carries accelerator_info's result), records that are not
+    # mappings skipped
+    recs = _cardstate.records(discovery) if isinstance(discovery, Mapping) else None
+    return [r for r in recs or [] if isinstance(r, Mapping)]
 
 
 def _carries(rec, names=None):
@@ -194,11 +193,9 @@ def _host_cards(h, providers, declared, discovered):
     """The host's cards, its providers without a card, the drift, and the names of the providers whose card does not
     carry their function yet (a card declared for a function, to change or blocked, whose provider has that
     function's trait already: its units are not free capacity of the function)."""
-    recs = _records(h.get("discovery"))
-    by_addr = dict((r.get("address"), r) for r in recs)
-    cards = [r for r in recs if not r.get("physfn")]
+    cards, by_addr = _cardstate.cards(_records(h.get("discovery")))
     card_of = dict((c.get("address"), c.get("address")) for c in cards)
-    for r in recs:
+    for r in by_addr.values():
         if r.get("physfn") in card_of:
             card_of[r.get("address")] = r["physfn"]
     # a family may name a card's provider after another of its functions (an Alveo's management PF)
@@ -245,7 +242,7 @@ def _host_cards(h, providers, declared, discovered):
             provs.append({"name": p.get("name"), "owner": p.get("owner"), "function": fn, "trait": trait,
                           "inventories": invs, "drained": any(i["is_drained"] for i in invs),
                           "traits": list(p.get("traits") or [])})
-        st = card_state(c, by_addr, by_card.get(addr, []), declared=a["function"] if a else None,
+        st = _cardstate.card_state(c, by_addr, by_card.get(addr, []), declared=a["function"] if a else None,
                         carries=bool(a) and not a.get("change_needed"))
         evidence = list(st["host_evidence"])
         in_use = dict((name, used) for name, used, _consumers in st["used"])

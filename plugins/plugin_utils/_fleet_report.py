@@ -452,7 +452,7 @@ def _check_input(data, hosts):
 def build(data):
     if not isinstance(data, Mapping):
         raise FleetReportError("fleet_report expects a dictionary (hosts, providers, profiles), got %s"
-                                 % type(data).__name__)
+                               % type(data).__name__)
     _list(data.get("names"), "names", "host names (one per item of hosts)")
     hosts_in = _hosts(data.get("hosts"), data.get("names"))
     _check_input(data, hosts_in)

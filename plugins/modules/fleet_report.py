@@ -71,10 +71,13 @@ options:
     default: Accelerator fleet
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
   action:
     support: full
   async:
+    support: none
+  bypass_host_loop:
     support: none
   check_mode:
     support: full
@@ -82,6 +85,7 @@ attributes:
   diff_mode:
     support: none
   idempotent:
+    description: The same options give the same result.
     support: full
   platform:
     platforms: all

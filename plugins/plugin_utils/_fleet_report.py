@@ -243,7 +243,7 @@ def _host_cards(h, providers, declared, discovered):
                           "inventories": invs, "drained": any(i["is_drained"] for i in invs),
                           "traits": list(p.get("traits") or [])})
         st = _cardstate.card_state(c, by_addr, by_card.get(addr, []), declared=a["function"] if a else None,
-                        carries=bool(a) and not a.get("change_needed"))
+                                   carries=bool(a) and not a.get("change_needed"))
         evidence = list(st["host_evidence"])
         in_use = dict((name, used) for name, used, _consumers in st["used"])
         for p in by_card.get(addr, []):

@@ -34,6 +34,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _discove
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import family_drivers, for_record
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (  # noqa: F401 pylint: disable=unused-import
     HEX_ID_RE, FpgaError, Target, is_zero_id, normalize_id)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, shell_quote, unit_basename
@@ -562,8 +563,10 @@ PROGRAM = Program(
         force=dict(type="bool", default=False),
         persistent=dict(type="bool", default=False),
         persist_root=dict(type="path"),
+        libvirt_run_dir=LIBVIRT_RUN_DIR_OPTION,
     ),
     plan_program,
     ranges={"timeout": (1, 86400, "seconds")},
+    paths=("libvirt_run_dir",),
     required_together=[("rollback_bitstream", "rollback_sha256")],
 )

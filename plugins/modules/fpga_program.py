@@ -31,6 +31,7 @@ author:
   - accelops.lifecycle contributors (@accelops)
 extends_documentation_fragment:
   - accelops.lifecycle._host
+  - accelops.lifecycle._plan
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

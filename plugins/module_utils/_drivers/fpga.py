@@ -195,7 +195,8 @@ class FpgaKind(Kind):
     keys = ("bitstream", "sha256", "function_id", "port", "rollback_bitstream", "rollback_sha256")
     families = ("fpga",)
     module = "accelops.lifecycle.fpga_program"
-    converge_settings = {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root"}
+    converge_settings = {"timeout": "fpga_timeout", "persistent": "fpga_persistent", "persist_root": "persist_root",
+                         "libvirt_run_dir": "libvirt_run_dir"}
     provision_keys = ("bitstream", "sha256", "function_id")
     provision_id_key = "function_id"
     provision_label = "FPGA"

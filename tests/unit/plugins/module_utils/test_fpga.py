@@ -231,3 +231,10 @@ def test_the_management_pfs_users_are_read_from_the_run_dir_the_module_was_given
     assert [u["name"] for u in _fpga.in_use(Sysfs(host.root), t)] == ["on-mgmt"]
     t.result["host"]["libvirt_run_dir"] = None      # libvirt_run_dir "" (no domain scan)
     assert _fpga.in_use(Sysfs(host.root), t) == []
+
+
+def test_the_converge_gives_fpga_program_its_libvirt_run_dir():
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._converge import card_params
+    card = {"kind": "fpga", "module_args": {"address": "0000:5e:00.0", "bitstream": "/srv/gzip.gbs", "sha256": "a" * 64}}
+    program, params = card_params(card, {"root": "/", "libvirt_run_dir": "/srv/libvirt/qemu"})
+    assert program.name == "fpga_program" and params["libvirt_run_dir"] == "/srv/libvirt/qemu"

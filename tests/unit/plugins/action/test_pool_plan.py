@@ -9,8 +9,11 @@ declarations handed to the converge role, and the report after the run."""
 from __future__ import annotations
 
 import copy
+import importlib
+import re
 
 import pytest
+import yaml
 
 from ansible_collections.accelops.lifecycle.plugins.action import pool_converge as pool_converge_action
 from ansible_collections.accelops.lifecycle.plugins.action import pool_plan as pool_plan_action
@@ -556,3 +559,51 @@ def test_bad_profiles_are_refused_naming_the_path(profiles, hosts, msg):
     h, provs = fleet({"h1": [fpga("0000:01:00.0")]})
     with pytest.raises(Refused, match=r"^" + msg):
         run([], h, provs, profiles=profiles, profile_hosts=hosts, groups={"all": ["h1"]})
+
+
+# -- the actions: arguments, check mode, documentation ----------------------------------------------------------
+def _run_raw(module, args, check_mode=False):
+    out = run_action(module.ActionModule, args, check_mode=check_mode)
+    assert "exception" not in out and "Traceback" not in out.get("msg", ""), out
+    return out
+
+
+def test_check_mode_plans_converges_and_reports_the_same():
+    data, hosts = _converge_input()
+    args = _plan_input()
+    for module, a in ((pool_plan_action, args), (pool_converge_action, data),
+                      (pool_report_action, {"plan": data["plan"], "hosts": hosts, "drain": data["drain"]})):
+        real, check = _run_raw(module, copy.deepcopy(a)), _run_raw(module, copy.deepcopy(a), check_mode=True)
+        assert not real.get("failed") and real == check
+
+
+@pytest.mark.parametrize("module, args, msg", [
+    (pool_plan_action, {"pools": [], "hosts": {}, "providers": []}, r"^missing required arguments: functions$"),
+    (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "min_free": 1},
+     r"^Unsupported parameters for \(pool_plan\) module: min_free\. Supported parameters include: "),
+    (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "margin": -1},
+     r"^margin: must be an integer >= 0, got -1$"),
+    (pool_plan_action, {"functions": [], "pools": "gzip", "hosts": {}, "providers": []},
+     r"^Elements value for option 'pools' is of type str"),
+    (pool_converge_action, {"functions": []}, r"^missing required arguments: plan$"),
+    (pool_converge_action, {"plan": [], "functions": []}, r"^argument 'plan' is of type list"),
+    (pool_report_action, {"plan": {}, "hosts": {}, "apply": "maybe"}, r"^argument 'apply' is of type str"),
+    (pool_report_action, {"plan": {}, "hosts": {}}, r"^plan: expected pool_plan's result \(no actions\)$"),
+])
+def test_bad_arguments_fail_naming_the_option(module, args, msg):
+    out = _run_raw(module, args)
+    assert out["failed"] is True
+    assert re.search(msg, out["msg"]), out["msg"]
+
+
+def _doc_options(name):
+    doc = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.modules." + name).DOCUMENTATION
+    return yaml.safe_load(doc)["options"]
+
+
+@pytest.mark.parametrize("name", ["pool_plan", "pool_converge", "pool_report", "provision_plan"])
+def test_each_argument_spec_is_its_documentation(name):
+    spec = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.action." + name).ActionModule
+    documented = dict((opt, dict((k, v) for k, v in d.items() if k in ("type", "elements", "required", "default")))
+                      for opt, d in _doc_options(name).items())
+    assert documented == spec.ARGUMENT_SPEC

@@ -153,7 +153,7 @@ def test_the_action_plans_the_same_in_check_mode(check_mode):
     # what the spec cannot say: the choice's own checks, naming the path
     ({"profiles": [], "functions": {}, "hosts": {}}, r"^functions: expected a mapping of function name"),
     ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {"cn1": {"accelerators": "x"}}},
-     r"^hosts\.cn1\.accelerators: expected accelerator_info records"),
+     r"^hosts\.cn1\.accelerators: expected a list of accelerator_info records"),
 ])
 def test_bad_arguments_fail_naming_the_option(args, msg):
     out = run_action(ActionModule, args)

@@ -419,7 +419,6 @@ def filter_inputs(sandbox):
                 "drained": [FPGA], "kept_drained": [], "drift": [], "error": None, "reported": True,
                 "placement_share": {"summary": {}, "drained": []}}
     return {
-        "resolve_functions": {"args": [disc, DECLARATION], "kwargs": {}},
         "nova_device_config": {"args": [disc, DECLARATION],
                                "kwargs": {"report_in_placement": True, "cyborg_families": ["fpga"],
                                           "physical_networks": {"x710-vf": "physnet1"}, "host": "h1"}},

@@ -601,7 +601,7 @@ def _doc_options(name):
     return yaml.safe_load(doc)["options"]
 
 
-@pytest.mark.parametrize("name", ["pool_plan", "pool_converge", "pool_report", "provision_plan"])
+@pytest.mark.parametrize("name", ["pool_plan", "pool_converge", "pool_report", "provision_plan", "resolve_functions"])
 def test_each_argument_spec_is_its_documentation(name):
     spec = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.action." + name).ActionModule
     documented = dict((opt, dict((k, v) for k, v in d.items() if k in ("type", "elements", "required", "default")))

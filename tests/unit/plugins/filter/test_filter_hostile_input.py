@@ -17,22 +17,8 @@ from ansible_collections.accelops.lifecycle.plugins.filter.converge_report impor
 from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_units import hostdev_units
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_xml import hostdev_xml
-from ansible_collections.accelops.lifecycle.plugins.filter.resolve_functions import resolve_functions
 from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
 from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import run_action
-
-DECLARATION = [{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": 4}}]
-
-
-@pytest.mark.parametrize("address", [{}, [None], [], 7, None])
-def test_resolve_functions_record_address_that_is_not_a_string(address):
-    # was: TypeError: unhashable type: 'dict' in _declaration._cards (records are keyed by address)
-    records = [{"address": "0000:d8:00.0", "family": "nic", "physfn": None, "units": []},
-               {"address": address, "family": "nic", "physfn": None, "units": []}]
-    with pytest.raises(AnsibleFilterError, match=r"^resolve_functions: discovery: expected a list of accelerator_info "
-                                                 r"records \(mappings with 'address', a PCI address string\)"):
-        resolve_functions({"accelerators": records}, DECLARATION)
-
 
 def changed(base, path, value):
     """A deep copy of ``base`` with the node at ``path`` (keys and indexes) set to ``value``, or removed when value

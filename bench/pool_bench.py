@@ -52,7 +52,6 @@ fixtures.put_collection_on_path()
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _pools  # noqa: E402
 
 
-
 def pool_plan(data):
     """What the pool_plan action decides (after its argument spec) from these arguments."""
     return _pools.plan(data["functions"], data["pools"], data["hosts"], data["providers"],

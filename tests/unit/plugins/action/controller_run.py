@@ -28,3 +28,11 @@ def run_action(action_class, args, check_mode=False):
     # the plugin loader names a loaded plugin; ansible-core quotes the name in its "Unsupported parameters" message
     action._load_name = action_class.__module__.rsplit(".", 1)[-1]
     return action.run(task_vars={})
+
+
+def refused_type(option, type_name, target=None, elements=False):
+    """The argument spec's message for an option (or its elements) of the wrong type; ansible-core before 2.19
+    writes the type as <class 'str'>."""
+    msg = r"%s '%s' is of type (<class '%s'>|%s)" % ("Elements value for option" if elements else "argument", option,
+                                                    type_name, type_name)
+    return msg + (r" and we were unable to convert to " + target if target else "")

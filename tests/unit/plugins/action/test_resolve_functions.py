@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.action.resolve_functions import ActionModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import resolve
-from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import run_action
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
 
 RECORDS = [{"address": "0000:d8:00.0", "family": "nic", "vendor_id": "8086", "device_id": "1572", "physfn": None,
             "sriov": {"totalvfs": 64, "numvfs": 4, "vfs": []}, "units": [{"kind": "device", "in_use": False}]}]
@@ -34,7 +34,7 @@ def test_the_action_resolves_the_same_in_check_mode(check_mode):
     ({"functions": DECLARATION}, r"^missing required arguments: discovery$"),
     ({"discovery": RECORDS, "functions": DECLARATION, "host": "h1"},
      r"^Unsupported parameters for \(resolve_functions\) module: host\. Supported parameters include: "),
-    ({"discovery": RECORDS, "functions": "vf"}, r"^Elements value for option 'functions' is of type str"),
+    ({"discovery": RECORDS, "functions": "vf"}, r"^" + refused_type('functions', 'str', elements=True)),
     # what the spec cannot say: the declaration's and the discovery's own checks, naming the entry and key
     ({"discovery": RECORDS, "functions": [{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": -1}}]},
      r"^accelerator_host_functions\[0\] \(vf\)\.vfs\.count"),

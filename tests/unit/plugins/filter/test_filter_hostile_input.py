@@ -12,13 +12,14 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
 from ansible_collections.accelops.lifecycle.plugins.filter.accelerator_summary import accelerator_summary
 from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
 from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_units import hostdev_units
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_xml import hostdev_xml
-from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
-from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import run_action
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
+
 
 def changed(base, path, value):
     """A deep copy of ``base`` with the node at ``path`` (keys and indexes) set to ``value``, or removed when value
@@ -75,9 +76,9 @@ def test_provision_baseline_chooses_the_card():
 
 @pytest.mark.parametrize("path,value,message", [
     # AttributeError: 'NoneType' object has no attribute 'get' (sorting the profiles by name)
-    ((0, 0), None, r"Elements value for option 'profiles' is of type NoneType and we were unable to convert to dict"),
+    ((0, 0), None, refused_type('profiles', 'NoneType', 'dict', elements=True)),
     # TypeError: 'int' object is not iterable
-    ((0,), 7, r"Elements value for option 'profiles' is of type str and we were unable to convert to dict"),
+    ((0,), 7, refused_type('profiles', 'str', 'dict', elements=True)),
     # TypeError: '<' not supported between a profile name that is a list and one that is a string
     ((0, 1, "name"), ["gzip"], r"profiles\[1\]\.name: expected a string, got list"),
     # AttributeError: 'tuple' object has no attribute 'items'
@@ -98,9 +99,9 @@ def test_provision_baseline_chooses_the_card():
     ((2, "h1", "accelerators", 0, "units"), [{"kind": "device", "id": FPGA, "in_use": True, "in_use_by": ["x"]}],
      r"hosts\.h1\.accelerators\[0\]\.units\[0\]\.in_use_by\[0\]: expected a mapping with kind and name"),
     # TypeError: 'int' object is not iterable
-    ((3,), 5, r"Elements value for option 'providers' is of type str and we were unable to convert to dict"),
+    ((3,), 5, refused_type('providers', 'str', 'dict', elements=True)),
     # AttributeError: 'list' object has no attribute 'get'
-    ((3, 0), [], r"Elements value for option 'providers' is of type list and we were unable to convert to dict"),
+    ((3, 0), [], refused_type('providers', 'list', 'dict', elements=True)),
 ])
 def test_provision_wrong_shape(path, value, message):
     args = changed(PROVISION, path, value)
@@ -111,7 +112,7 @@ def test_provision_wrong_shape(path, value, message):
 def test_provision_hosts_not_a_mapping():
     # was: TypeError: unhashable type: 'list' (a list of lists), IndexError (a list of numbers)
     for hosts in ([[1], [2]], [2147483648]):
-        with pytest.raises(Refused, match=r"^argument 'hosts' is of type list and we were unable to convert to dict"):
+        with pytest.raises(Refused, match=r"^" + refused_type('hosts', 'list', 'dict')):
             provision([PROFILE], {"gzip": GZIP}, hosts)
 
 

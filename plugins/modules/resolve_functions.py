@@ -30,6 +30,8 @@ extends_documentation_fragment:
 attributes:
   action:
     support: full
+  async:
+    support: none
   bypass_host_loop:
     support: none
   check_mode:
@@ -38,8 +40,8 @@ attributes:
   diff_mode:
     support: none
   idempotent:
+    description: The same arguments give the same result; it changes nothing.
     support: full
-    details: The same arguments give the same result.
   platform:
     platforms: all
     details: Runs on the controller; reads nothing but its arguments.

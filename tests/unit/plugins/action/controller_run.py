@@ -33,6 +33,6 @@ def run_action(action_class, args, check_mode=False):
 def refused_type(option, type_name, target=None, elements=False):
     """The argument spec's message for an option (or its elements) of the wrong type; ansible-core before 2.19
     writes the type as <class 'str'>."""
-    msg = r"%s '%s' is of type (<class '%s'>|%s)" % ("Elements value for option" if elements else "argument", option,
-                                                    type_name, type_name)
+    what = "Elements value for option" if elements else "argument"
+    msg = r"%s '%s' is of type (<class '%s'>|%s)" % (what, option, type_name, type_name)
     return msg + (r" and we were unable to convert to " + target if target else "")

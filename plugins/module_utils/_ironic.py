@@ -27,12 +27,13 @@ import json
 import re
 import time
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record, ironic_default_families, ironic_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 MICROVERSION = "1.37"          # node traits arrived in 1.37
 MAX_TRAITS = 50                # ironic.db.sqlalchemy.api.MAX_TRAITS_PER_NODE
@@ -51,7 +52,6 @@ FUNCTION_STATES = ("loaded", "declared")
 
 _TRAIT = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _HEX4 = re.compile(r"^(0x)?[0-9a-fA-F]{1,4}$")
-_PCI = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
 class IronicInputError(ValueError):
@@ -116,11 +116,11 @@ def _hex4(value, where):
 
 
 def normalize_pci_address(value, where):
-    m = _PCI.match(value) if isinstance(value, str) else None
-    if not m:
+    addr = pci_address(value)
+    if addr is None:
         raise IronicInputError("%s: expected a PCI address such as \"0000:3b:00.0\" or \"3b:00.0\", got %r"
                                % (where, value))
-    return ("%s:%s:%s.%s" % (m.group(1) or "0000", m.group(2), m.group(3), m.group(4))).lower()
+    return addr
 
 
 def check_accelerators(items, option="accelerators"):
@@ -161,8 +161,8 @@ def check_accelerators(items, option="accelerators"):
 
 # -- from discovery and the declaration ------------------------------------------------------------------
 def _records(discovery, option):
-    recs = discovery.get("accelerators") if isinstance(discovery, dict) else discovery
-    if not isinstance(recs, list) or not all(isinstance(r, dict) and r.get("address") for r in recs):
+    recs = _cardstate.records(discovery)
+    if recs is None or not all(isinstance(r, dict) and r.get("address") for r in recs):
         raise IronicInputError("%s: expected the result of accelops.lifecycle.accelerator_info (a mapping with an "
                                "'accelerators' list) or that list of records" % option)
     return recs
@@ -172,7 +172,7 @@ def _card_views(discovery, option):
     """The records with each card seen as one device: a card whose function sits on its VFs (an Intel FPGA whose
     port was given to its VF) shows what they carry (the family's ``card_view``)."""
     recs = _records(discovery, option)
-    by_addr = dict((r["address"], r) for r in recs)
+    by_addr = _cardstate.cards(recs)[1]
     return [r if r.get("physfn") else for_record(r).card_view(r, by_addr) for r in recs]
 
 
@@ -228,7 +228,7 @@ def function_traits(discovery, functions, function_state="loaded", option="funct
         raise IronicInputError("function_state: expected one of %s, got %r" % (", ".join(FUNCTION_STATES), function_state))
     if not functions:
         return [], {}, []
-    recs = discovery.get("accelerators") if isinstance(discovery, dict) else discovery
+    recs = _cardstate.records(discovery)
     if isinstance(recs, list) and all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in recs):
         views = _card_views(recs, "discovery")  # malformed input is left to resolve's own message
         discovery = dict(discovery, accelerators=views) if isinstance(discovery, dict) else views

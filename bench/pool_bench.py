@@ -2,7 +2,7 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Benchmark: the function pool keeper's planner (filter accelops.lifecycle.pool_plan) on a fleet of H hosts x C
+"""Benchmark: the function pool keeper's planner (action accelops.lifecycle.pool_plan) on a fleet of H hosts x C
 FPGA cards, against a baseline measured in the same run.
 
 - baseline: resolving the same declaration on every host (``_declaration.resolve``, what the converge role does for
@@ -49,9 +49,20 @@ import fixtures  # noqa: E402
 import servicelib  # noqa: E402
 
 fixtures.put_collection_on_path()
-from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.filter.pool_report import pool_report  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration, _pools  # noqa: E402
+
+
+def pool_plan(data):
+    """What the pool_plan action decides (after its argument spec) from these arguments."""
+    return _pools.plan(data["functions"], data["pools"], data["hosts"], data["providers"],
+                       not_allowed=_declaration.not_allowed)
+
+
+def pool_report(data):
+    """What the pool_report action decides from these arguments."""
+    return _pools.report(data["plan"], data["providers"], data["hosts"], data["drain"], data["converge"],
+                         applied=data["apply"])
+
 
 GZIP = "11112222333344445555666677778888"
 LZ4 = "aaaabbbbccccddddeeeeffff00001111"

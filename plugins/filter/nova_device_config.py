@@ -11,7 +11,7 @@ short_description: Render the Nova and Cyborg configuration for one host's decla
 version_added: 0.1.0
 description:
   - Resolves a function declaration (C(accelerator_host_functions)) against one host's discovery result, the same
-    way as P(accelops.lifecycle.resolve_functions#filter), and renders what nova-compute needs to offer the
+    way as M(accelops.lifecycle.resolve_functions), and renders what nova-compute needs to offer the
     assigned cards to guests, and the Cyborg agent drivers for the families left to Cyborg.
   - "vGPUs on mdev GPUs: C([devices] enabled_mdev_types) and C([mdev_<type>]) with C(device_addresses),
     C(mdev_class) (C(VGPU) unless the function declares a C(CUSTOM_*) resource class) and, for VF mdev parents,
@@ -131,7 +131,7 @@ _value:
       type: list
       elements: str
     resolution:
-      description: The resolution the configuration was rendered from (see P(accelops.lifecycle.resolve_functions#filter)).
+      description: The resolution the configuration was rendered from (see M(accelops.lifecycle.resolve_functions)).
       type: dict
 '''
 

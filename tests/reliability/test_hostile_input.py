@@ -418,22 +418,12 @@ def filter_inputs(sandbox):
                            "in_use_by": []}],
                 "drained": [FPGA], "kept_drained": [], "drift": [], "error": None, "reported": True,
                 "placement_share": {"summary": {}, "drained": []}}
-    from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan
-    pools = {"functions": DECLARATION, "pools": [{"name": "gzip", "function": "gzip", "hosts": ["h1"], "min_free": 1}],
-             "hosts": {"h1": {"placement_host": "h1", "discovery": disc}}, "providers": [], "groups": {"all": ["h1"]}}
-    plan = pool_plan(copy.deepcopy(pools))
     return {
-        "pool_plan": {"args": [pools], "kwargs": {}},
-        "pool_converge": {"args": [{"plan": plan, "functions": DECLARATION, "drain": []}], "kwargs": {}},
-        "pool_report": {"args": [{"plan": plan, "providers": [], "hosts": pools["hosts"], "drain": [], "converge": None,
-                                  "apply": False, "fail_on_shortfall": False}], "kwargs": {}},
-        "resolve_functions": {"args": [disc, DECLARATION], "kwargs": {}},
         "nova_device_config": {"args": [disc, DECLARATION],
                                "kwargs": {"report_in_placement": True, "cyborg_families": ["fpga"],
                                           "physical_networks": {"x710-vf": "physnet1"}, "host": "h1"}},
         "hostdev_xml": {"args": [disc], "kwargs": {"managed": "auto"}},
         "hostdev_units": {"args": [disc], "kwargs": {"families": ["nic", "gpu"], "assignable_only": True}},
-        "provision": {"args": [[GZIP_PROFILE], {"gzip": DECLARATION[0]["fpga"]}, {"h1": disc}, None], "kwargs": {}},
         "accelerator_summary": {"args": [disc["accelerators"]], "kwargs": {}},
         "converge_refusal": {"args": [settings_], "kwargs": {}},
         "converge_report": {"args": [recorded], "kwargs": {}},

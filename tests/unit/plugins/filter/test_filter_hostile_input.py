@@ -12,25 +12,13 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
 from ansible_collections.accelops.lifecycle.plugins.filter.accelerator_summary import accelerator_summary
 from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
 from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_units import hostdev_units
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_xml import hostdev_xml
-from ansible_collections.accelops.lifecycle.plugins.filter.provision import provision
-from ansible_collections.accelops.lifecycle.plugins.filter.resolve_functions import resolve_functions
-
-DECLARATION = [{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": 4}}]
-
-
-@pytest.mark.parametrize("address", [{}, [None], [], 7, None])
-def test_resolve_functions_record_address_that_is_not_a_string(address):
-    # was: TypeError: unhashable type: 'dict' in _declaration._cards (records are keyed by address)
-    records = [{"address": "0000:d8:00.0", "family": "nic", "physfn": None, "units": []},
-               {"address": address, "family": "nic", "physfn": None, "units": []}]
-    with pytest.raises(AnsibleFilterError, match=r"^resolve_functions: discovery: expected a list of accelerator_info "
-                                                 r"records \(mappings with 'address', a PCI address string\)"):
-        resolve_functions({"accelerators": records}, DECLARATION)
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
 
 
 def changed(base, path, value):
@@ -58,7 +46,23 @@ NIC_RECORD = {"address": "0000:d8:00.0", "family": "nic", "physfn": None, "drive
               "units": [{"kind": "device", "id": "0000:d8:00.0", "in_use": False, "in_use_by": []}]}
 
 
-# -- provision (was: AttributeError, TypeError, IndexError in module_utils/_provision.py) --------------------------
+# -- provision_plan (was: AttributeError, TypeError, IndexError in module_utils/_provision.py) ---------------------
+class Refused(Exception):
+    """The provision_plan task failed: its message."""
+
+
+def provision(profiles, functions, hosts, providers=None):
+    """The provision_plan action's choice (the positional order of the filter it replaced)."""
+    args = {"profiles": profiles, "functions": functions, "hosts": hosts}
+    if providers is not None:
+        args["providers"] = providers
+    out = run_action(ProvisionPlan, args)
+    if out.get("failed"):
+        assert "exception" not in out, out
+        raise Refused(out["msg"])
+    return out["plan"]
+
+
 GZIP = {"bitstream": "/srv/gzip.gbs", "sha256": "ab" * 32, "function_id": "cd" * 16}
 PROFILE = {"name": "gzip", "groups": [{"resources:FPGA": "1", "trait:CUSTOM_FUNCTION_GZIP": "required"}]}
 PROVISION = [[PROFILE, dict(PROFILE, name="zz-gzip")], {"gzip": GZIP},
@@ -72,9 +76,9 @@ def test_provision_baseline_chooses_the_card():
 
 @pytest.mark.parametrize("path,value,message", [
     # AttributeError: 'NoneType' object has no attribute 'get' (sorting the profiles by name)
-    ((0, 0), None, r"profiles\[0\]: expected a device profile \(a mapping with name and groups"),
+    ((0, 0), None, refused_type('profiles', 'NoneType', 'dict', elements=True)),
     # TypeError: 'int' object is not iterable
-    ((0,), 7, r"profiles: expected a list of device profiles"),
+    ((0,), 7, refused_type('profiles', 'str', 'dict', elements=True)),
     # TypeError: '<' not supported between a profile name that is a list and one that is a string
     ((0, 1, "name"), ["gzip"], r"profiles\[1\]\.name: expected a string, got list"),
     # AttributeError: 'tuple' object has no attribute 'items'
@@ -95,21 +99,20 @@ def test_provision_baseline_chooses_the_card():
     ((2, "h1", "accelerators", 0, "units"), [{"kind": "device", "id": FPGA, "in_use": True, "in_use_by": ["x"]}],
      r"hosts\.h1\.accelerators\[0\]\.units\[0\]\.in_use_by\[0\]: expected a mapping with kind and name"),
     # TypeError: 'int' object is not iterable
-    ((3,), 5, r"providers: expected a list of Placement providers"),
+    ((3,), 5, refused_type('providers', 'str', 'dict', elements=True)),
     # AttributeError: 'list' object has no attribute 'get'
-    ((3, 0), [], r"providers\[0\]: expected a provider"),
+    ((3, 0), [], refused_type('providers', 'list', 'dict', elements=True)),
 ])
 def test_provision_wrong_shape(path, value, message):
     args = changed(PROVISION, path, value)
-    with pytest.raises(AnsibleFilterError, match=r"^provision: " + message):
+    with pytest.raises(Refused, match=r"^" + message):
         provision(*args)
 
 
 def test_provision_hosts_not_a_mapping():
     # was: TypeError: unhashable type: 'list' (a list of lists), IndexError (a list of numbers)
     for hosts in ([[1], [2]], [2147483648]):
-        with pytest.raises(AnsibleFilterError, match=r"^provision: hosts: expected a mapping of host name to its "
-                                                     r"accelerator_info result, got list"):
+        with pytest.raises(Refused, match=r"^" + refused_type('hosts', 'list', 'dict')):
             provision([PROFILE], {"gzip": GZIP}, hosts)
 
 

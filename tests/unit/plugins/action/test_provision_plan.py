@@ -3,16 +3,17 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The spot workflow's choice: which card for an unsatisfiable profile, in the preferred-traits order, and why;
-and the provision filter that exposes it (in this file: a second test_provision.py would clash in pytest)."""
+and the provision_plan action that runs it on the controller."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.accelops.lifecycle.plugins.filter.provision import FilterModule
+from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _provision as V
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
 
 GZIP_ID = "11112222-3333-4444-5555-666677778888"
 LZ4_ID = "aaaabbbb-cccc-dddd-eeee-ffff00001111"
@@ -124,15 +125,37 @@ def test_bad_functions(functions, match):
         V.plan([GZIP_PROFILE], functions, {})
 
 
-# -- the filter plugin ------------------------------------------------------------------------------------
-def test_registered_and_plans():
-    f = FilterModule().filters()["provision"]
-    prof = {"name": "gzip", "groups": [{"resources:FPGA": "1", "trait:CUSTOM_FUNCTION_GZIP": "required"}]}
-    out = f([prof], {"gzip": {"bitstream": "/b.gbs", "sha256": "0" * 64, "function_id": "ab" * 16}},
-            {"cn1": {"accelerators": [{"address": "0000:5e:00.0", "family": "fpga", "function": None, "units": []}]}})
-    assert [(a["host"], a["change"]) for a in out["actions"]] == [("cn1", "load")]
+# -- the action plugin ------------------------------------------------------------------------------------
+FPGA_FUNCTIONS = {"gzip": {"bitstream": "/b.gbs", "sha256": "0" * 64, "function_id": "ab" * 16}}
+ONE_HOST = {"cn1": {"accelerators": [{"address": "0000:5e:00.0", "family": "fpga", "function": None, "units": []}]}}
 
 
-def test_bad_input_is_a_filter_error():
-    with pytest.raises(AnsibleFilterError, match="provision: functions"):
-        FilterModule().filters()["provision"]([], {}, {})
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_the_action_plans_the_same_in_check_mode(check_mode):
+    out = run_action(ActionModule, {"profiles": [GZIP_PROFILE], "functions": FPGA_FUNCTIONS, "hosts": ONE_HOST},
+                     check_mode=check_mode)
+    assert not out.get("failed") and out["changed"] is False
+    assert [(a["host"], a["change"]) for a in out["plan"]["actions"]] == [("cn1", "load")]
+    assert out["plan"] == V.plan([GZIP_PROFILE], FPGA_FUNCTIONS, ONE_HOST, [])
+
+
+@pytest.mark.parametrize("args, msg", [
+    # the argument spec: a missing option, an unknown one, a wrong type (each named)
+    ({"profiles": [], "hosts": {}}, r"^missing required arguments: functions"),
+    ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {}, "cloud": "x"},
+     r"^Unsupported parameters for \(provision_plan\) module: cloud\. Supported parameters include: "),
+    ({"profiles": [], "functions": ["gzip"], "hosts": {}}, r"^" + refused_type('functions', 'list')),
+    ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": ["cn1"]}, r"^" + refused_type('hosts', 'list')),
+    ({"profiles": ["gzip"], "functions": FPGA_FUNCTIONS, "hosts": {}},
+     r"^" + refused_type('profiles', 'str', elements=True)),
+    ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {}, "providers": [1]},
+     r"^" + refused_type('providers', 'int', elements=True)),
+    # what the spec cannot say: the choice's own checks, naming the path
+    ({"profiles": [], "functions": {}, "hosts": {}}, r"^functions: expected a mapping of function name"),
+    ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {"cn1": {"accelerators": "x"}}},
+     r"^hosts\.cn1\.accelerators: expected a list of accelerator_info records"),
+])
+def test_bad_arguments_fail_naming_the_option(args, msg):
+    out = run_action(ActionModule, args)
+    assert out["failed"] is True and "exception" not in out
+    assert re.search(msg, out["msg"]), out["msg"]

@@ -2,22 +2,52 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The function pool keeper's planner (module_utils/_pools.py) and its three filters: deficits and surpluses from
+"""The function pool keeper's planner (module_utils/_pools.py) and its three actions: deficits and surpluses from
 Placement, the order cards are taken in, hysteresis, cards in use or allocated never touched, the shortfall, the
 declarations handed to the converge role, and the report after the run."""
 
 from __future__ import annotations
 
 import copy
+import importlib
+import re
 
 import pytest
+import yaml
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.accelops.lifecycle.plugins.filter.pool_converge import pool_converge
-from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan
-from ansible_collections.accelops.lifecycle.plugins.filter.pool_report import pool_report
+from ansible_collections.accelops.lifecycle.plugins.action import pool_converge as pool_converge_action
+from ansible_collections.accelops.lifecycle.plugins.action import pool_plan as pool_plan_action
+from ansible_collections.accelops.lifecycle.plugins.action import pool_report as pool_report_action
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _pools
+
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
+
+
+class Refused(Exception):
+    """The action failed: its message."""
+
+
+def _act(module, key, args):
+    """The action's ``key`` result; Refused with its message when the task fails."""
+    result = run_action(module.ActionModule, args)
+    if result.get("failed"):
+        assert "Traceback" not in result["msg"] and "exception" not in result, result
+        raise Refused(result["msg"])
+    assert result["changed"] is False
+    return result[key]
+
+
+def pool_plan(args):
+    return _act(pool_plan_action, "plan", dict({"pools": []}, **args))
+
+
+def pool_converge(args):
+    return _act(pool_converge_action, "converge", args)
+
+
+def pool_report(args):
+    return _act(pool_report_action, "report", args)
+
 
 GZIP = "11112222333344445555666677778888"
 LZ4 = "aaaabbbbccccddddeeeeffff00001111"
@@ -280,7 +310,7 @@ def test_the_report_says_before_after_and_the_shortfall():
 ])
 def test_bad_pools_are_refused_naming_the_key(pools, msg):
     hosts, provs = fleet({"h1": [fpga("0000:01:00.0")]})
-    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: .*" + msg.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(Refused, match=r"^.*" + msg.replace("(", r"\(").replace(")", r"\)")):
         run(pools, hosts, provs)
 
 
@@ -304,10 +334,10 @@ def test_a_pool_over_a_placement_aggregate_counts_its_member_compute_nodes():
     # h3 is not in the aggregate: only h2's card (named after its compute node) is chosen
     assert chosen(p) == [("h2", "0000:01:00.0", "gzip", "load")]
     assert p["actions"][0]["providers"][0]["name"] == "cn-2.example.org_0000:01:00.0"
-    with pytest.raises(AnsibleFilterError, match="member.s. cn-9 of aggregate .* are not hosts of the play"):
+    with pytest.raises(Refused, match="member.s. cn-9 of aggregate .* are not hosts of the play"):
         pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": {agg: ["cn-9"]},
                    "pools": [{"function": "gzip", "aggregate": agg, "min_free": 2}]})
-    with pytest.raises(AnsibleFilterError, match="needs one of hosts .* or aggregate"):
+    with pytest.raises(Refused, match="needs one of hosts .* or aggregate"):
         pool_plan({"functions": FUNCTIONS, "hosts": hosts, "providers": provs, "aggregates": members,
                    "pools": [{"function": "gzip", "aggregate": agg, "hosts": ["h1"], "min_free": 2}]})
 
@@ -323,7 +353,8 @@ def test_providers_are_placed_by_the_host_they_were_read_for_not_only_by_name():
 
 # Wrong-shaped input (issue 21, the hostile-input sweep at 1,000 inputs per filter): each case below ended in a
 # Python traceback (AttributeError, TypeError, KeyError, or _declaration's DeclarationError unconverted) before the
-# shape checks at the boundary of _pools.py; now AnsibleFilterError naming the filter, the path and the accepted form.
+# shape checks at the boundary of _pools.py; now the task fails naming the path and the accepted form (the option's
+# type is checked first, by the action's argument spec).
 def _plan_input():
     hosts, provs = fleet({"h1": [fpga("0000:01:00.0"), fpga("0000:02:00.0", GZIP)]})
     return {"functions": FUNCTIONS, "pools": [pool("gzip", ["h1"], 2)], "hosts": hosts, "providers": provs,
@@ -332,19 +363,19 @@ def _plan_input():
 
 @pytest.mark.parametrize("change, msg", [
     # was AttributeError: 'str' object has no attribute 'get' (pool_states)
-    (lambda d: d["providers"].append("x"), r"providers\[2\]: must be a provider of placement_provider_info"),
+    (lambda d: d["providers"].append("x"), refused_type('providers', 'str', 'dict', elements=True)),
     # was TypeError: 'int' object is not iterable
-    (lambda d: d.update(providers=1), r"providers: must be placement_provider_info's providers \(a list"),
+    (lambda d: d.update(providers=1), refused_type('providers', 'str', 'dict', elements=True)),
     # was ValueError: invalid literal for int() (an inventory total that is not a number)
     (lambda d: d["providers"][0]["inventories"]["FPGA"].update(total="x"),
      r"providers\[0\]\.inventories\.FPGA\.total: must be an integer, got str"),
     # was TypeError: '<' not supported (a usage keyed by a number, sorted with the others)
     (lambda d: d["providers"][0].update(usages={"FPGA": 1, 7: 1}), r"providers\[0\]\.usages: must be a mapping"),
     # was AttributeError: 'tuple' object has no attribute 'get' (validate_pools)
-    (lambda d: d.update(groups=([], {})), r"groups: must be the inventory's groups"),
+    (lambda d: d.update(groups=([], {})), refused_type('groups', 'tuple', 'dict')),
     # was AttributeError: 'list' object has no attribute 'get' (pool_states)
     (lambda d: d["hosts"].update(h1=[[]]), r"hosts\.h1: must be a mapping with placement_host"),
-    # was DeclarationError (not AnsibleFilterError) from _declaration._cards
+    # was DeclarationError (not a filter error) from _declaration._cards
     (lambda d: d["hosts"]["h1"]["discovery"]["accelerators"].append([]),
      r"hosts\.h1\.discovery\.accelerators\[2\]: must be an accelerator_info record"),
     # was AttributeError: 'str' object has no attribute 'get' (_declaration._unit_evidence)
@@ -354,12 +385,12 @@ def _plan_input():
     (lambda d: d.update(pools=[{"function": "gzip", "aggregate": {}, "min_free": 1}]),
      r"function_pools_pools\[0\] \(gzip\)\.aggregate: must be a Placement aggregate uuid"),
     # was ValueError: invalid literal for int() ('²'.isdigit() is true)
-    (lambda d: d.update(margin="\u00b2"), r"function_pools_margin: must be an integer >= 0"),
+    (lambda d: d.update(margin="\u00b2"), refused_type('margin', 'str', 'int')),
 ])
 def test_pool_plan_refuses_wrong_shaped_input_naming_the_path(change, msg):
     data = _plan_input()
     change(data)
-    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: " + msg):
+    with pytest.raises(Refused, match=r"^" + msg):
         pool_plan(data)
 
 
@@ -376,7 +407,7 @@ def _converge_input():
     (lambda d: d.update(drain=-9), r"drain: must be placement_provider_drain's result"),
     (lambda d: d["drain"]["providers"].append("x"), r"drain\.providers\[1\]: must be a provider of "),
     # was AttributeError: 'tuple' object has no attribute 'get' (declarations)
-    (lambda d: d.update(functions=((False, False), {})), r"functions\[0\]: must be a function entry"),
+    (lambda d: d.update(functions=((False, False), {})), refused_type('functions', 'tuple', 'list')),
     # was AttributeError: 'list' object has no attribute 'get'
     (lambda d: d["plan"].update(carrying=[{}]), r"plan\.carrying: must be a mapping of host"),
     # was TypeError: tuple indices must be integers or slices, not str
@@ -387,7 +418,7 @@ def _converge_input():
 def test_pool_converge_refuses_wrong_shaped_input_naming_the_path(change, msg):
     data, _hosts = _converge_input()
     change(data)
-    with pytest.raises(AnsibleFilterError, match=r"^pool_converge: " + msg):
+    with pytest.raises(Refused, match=r"^" + msg):
         pool_converge(data)
 
 
@@ -397,20 +428,20 @@ def test_pool_converge_refuses_wrong_shaped_input_naming_the_path(change, msg):
     # was KeyError: 'uuid' (a drained provider without its uuid, released)
     (lambda d: d["drain"]["providers"][0].pop("uuid"), r"drain\.providers\[0\]\.uuid: must be a string"),
     # was AttributeError: 'tuple' object has no attribute 'get'
-    (lambda d: d.update(converge=(1, 2)), r"converge: must be a mapping of inventory host to its "),
+    (lambda d: d.update(converge=(1, 2)), refused_type('converge', 'tuple', 'dict')),
     # was TypeError: can only concatenate str (not "list") to str
     (lambda d: d.update(converge={"h1": {"placement": {"undrained": "0000:01:00.0"}}}),
      r"converge\.h1\.placement\.undrained: must be a list of card addresses"),
     # was AttributeError: 'str' object has no attribute 'get' (pool_states)
-    (lambda d: d.update(providers=["x"]), r"providers\[0\]: must be a provider of placement_provider_info"),
-    (lambda d: d.update(providers=-2), r"providers: must be placement_provider_info's providers"),
+    (lambda d: d.update(providers=["x"]), refused_type('providers', 'str', 'dict', elements=True)),
+    (lambda d: d.update(providers=-2), refused_type('providers', 'str', 'dict', elements=True)),
     # was TypeError: 'NoneType' object is not subscriptable / KeyError: 'hosts' / unhashable name
     (lambda d: d["plan"]["pools"].__setitem__(0, None), r"plan\.pools\[0\]: must be a pool of pool_plan's result"),
     (lambda d: d["plan"]["pools"][0].pop("hosts"), r"plan\.pools\[0\]\.hosts: must be a list of host names"),
     (lambda d: d["plan"]["pools"][0].update(name={}), r"plan\.pools\[0\]\.name: must be a string"),
     # was AttributeError: 'int' object has no attribute 'get' / 'list' object ... (hosts)
     (lambda d: d["hosts"].update(h1=-1), r"hosts\.h1: must be a mapping with placement_host"),
-    (lambda d: d.update(hosts=["h1"]), r"hosts: must be a mapping of inventory host"),
+    (lambda d: d.update(hosts=["h1"]), refused_type('hosts', 'list', 'dict')),
 ])
 def test_pool_report_refuses_wrong_shaped_input_naming_the_path(change, msg):
     data, hosts = _converge_input()
@@ -420,7 +451,7 @@ def test_pool_report_refuses_wrong_shaped_input_naming_the_path(change, msg):
                                 "placement": {"undrained": [], "kept_drained": []}}}}
     pool_report(copy.deepcopy(data))       # the input before the change is accepted
     change(data)
-    with pytest.raises(AnsibleFilterError, match=r"^pool_report: " + msg):
+    with pytest.raises(Refused, match=r"^" + msg):
         pool_report(data)
 
 
@@ -515,7 +546,7 @@ def test_the_keeper_serves_unsatisfiable_profiles_through_the_same_plan():
 
 @pytest.mark.parametrize("profiles, hosts, msg", [
     ([profile("p", group("gzip"))], None, r"function_pools_profiles: needs the hosts its pools count over"),
-    ("p", "all", r"function_pools_profiles: must be device_profile_info's profiles"),
+    ("p", "all", refused_type('profiles', 'str', 'dict', elements=True)),
     ([dict(profile("p", group("gzip")), satisfiable=None)], "all",
      r"function_pools_profiles\[0\] \(p\)\.satisfiable: must be true or false, got NoneType: read the profiles with "
      r"accelops\.lifecycle\.device_profile_info and check_candidates: true"),
@@ -527,5 +558,53 @@ def test_the_keeper_serves_unsatisfiable_profiles_through_the_same_plan():
 ])
 def test_bad_profiles_are_refused_naming_the_path(profiles, hosts, msg):
     h, provs = fleet({"h1": [fpga("0000:01:00.0")]})
-    with pytest.raises(AnsibleFilterError, match=r"^pool_plan: " + msg):
+    with pytest.raises(Refused, match=r"^" + msg):
         run([], h, provs, profiles=profiles, profile_hosts=hosts, groups={"all": ["h1"]})
+
+
+# -- the actions: arguments, check mode, documentation ----------------------------------------------------------
+def _run_raw(module, args, check_mode=False):
+    out = run_action(module.ActionModule, args, check_mode=check_mode)
+    assert "exception" not in out and "Traceback" not in out.get("msg", ""), out
+    return out
+
+
+def test_check_mode_plans_converges_and_reports_the_same():
+    data, hosts = _converge_input()
+    args = _plan_input()
+    for module, a in ((pool_plan_action, args), (pool_converge_action, data),
+                      (pool_report_action, {"plan": data["plan"], "hosts": hosts, "drain": data["drain"]})):
+        real, check = _run_raw(module, copy.deepcopy(a)), _run_raw(module, copy.deepcopy(a), check_mode=True)
+        assert not real.get("failed") and real == check
+
+
+@pytest.mark.parametrize("module, args, msg", [
+    (pool_plan_action, {"pools": [], "hosts": {}, "providers": []}, r"^missing required arguments: functions$"),
+    (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "min_free": 1},
+     r"^Unsupported parameters for \(pool_plan\) module: min_free\. Supported parameters include: "),
+    (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "margin": -1},
+     r"^margin: must be an integer >= 0, got -1$"),
+    (pool_plan_action, {"functions": [], "pools": "gzip", "hosts": {}, "providers": []},
+     r"^" + refused_type('pools', 'str', elements=True)),
+    (pool_converge_action, {"functions": []}, r"^missing required arguments: plan$"),
+    (pool_converge_action, {"plan": [], "functions": []}, r"^" + refused_type('plan', 'list')),
+    (pool_report_action, {"plan": {}, "hosts": {}, "apply": "maybe"}, r"^" + refused_type('apply', 'str')),
+    (pool_report_action, {"plan": {}, "hosts": {}}, r"^plan: expected pool_plan's result \(no actions\)$"),
+])
+def test_bad_arguments_fail_naming_the_option(module, args, msg):
+    out = _run_raw(module, args)
+    assert out["failed"] is True
+    assert re.search(msg, out["msg"]), out["msg"]
+
+
+def _doc_options(name):
+    doc = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.modules." + name).DOCUMENTATION
+    return yaml.safe_load(doc)["options"]
+
+
+@pytest.mark.parametrize("name", ["pool_plan", "pool_converge", "pool_report", "provision_plan", "resolve_functions"])
+def test_each_argument_spec_is_its_documentation(name):
+    spec = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.action." + name).ActionModule
+    documented = dict((opt, dict((k, v) for k, v in d.items() if k in ("type", "elements", "required", "default")))
+                      for opt, d in _doc_options(name).items())
+    assert documented == spec.ARGUMENT_SPEC

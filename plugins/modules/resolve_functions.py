@@ -1,24 +1,52 @@
+#!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Documentation only: the action plugin of the same name (plugins/action/resolve_functions.py) runs it on the
+# controller.
 
-from __future__ import annotations
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
 
 DOCUMENTATION = r'''
-name: resolve_functions
+module: resolve_functions
 short_description: Map a function declaration onto one host's discovered cards
 version_added: 0.1.0
 description:
   - Validates a function declaration (C(accelerator_host_functions), see the collection's C(docs/declaration.md))
-    and maps it onto the cards of one host, as discovered by M(accelops.lifecycle.accelerator_info).
+    and maps it onto the cards of one host, as discovered by M(accelops.lifecycle.accelerator_info). Runs on the
+    controller, from its arguments alone.
   - Cards named by C(match.address) are taken as named. Selectors take every matching card, or with C(match.count)
     N of them chosen like Placement's preferred traits would; cards that already carry the function first, then
     free cards, by address; a card in use is never chosen to be changed. A card serves one function.
-  - The converge role, the Nova config role, the libvirt and Ironic roles all read the declaration through this
-    filter, so host state, Placement, Nova and Ironic cannot drift apart.
+  - The converge, the Nova config, the libvirt and the Ironic roles resolve the declaration with the same code
+    (C(plugins/module_utils/_declaration.py)), so host state, Placement, Nova and Ironic cannot drift apart.
+  - Replaces the filter C(accelops.lifecycle.resolve_functions), now removed (same resolution, same messages).
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+    details: Decides from its arguments alone and changes nothing; runs the same in check mode.
+  diff_mode:
+    support: none
+  idempotent:
+    description: The same arguments give the same result; it changes nothing.
+    support: full
+  platform:
+    platforms: all
+    details: Runs on the controller; reads nothing but its arguments.
 options:
-  _input:
+  discovery:
     description: The discovery result of M(accelops.lifecycle.accelerator_info) (or its C(accelerators) list).
     type: raw
     required: true
@@ -27,21 +55,28 @@ options:
     type: list
     elements: dict
     required: true
+seealso:
+  - module: accelops.lifecycle.accelerator_info
+author:
+  - accelops.lifecycle contributors (@accelops)
 '''
 
 EXAMPLES = r'''
 - name: Which card gets which function on this host
-  ansible.builtin.set_fact:
-    resolved: "{{ discovery | accelops.lifecycle.resolve_functions(accelerator_host_functions) }}"
+  accelops.lifecycle.resolve_functions:
+    discovery: "{{ discovery }}"
+    functions: "{{ accelerator_host_functions }}"
+  register: resolved
 
 - name: Program the FPGA cards that need it
   accelops.lifecycle.fpga_program: "{{ item.module_args }}"
-  loop: "{{ resolved.assignments | selectattr('kind', 'eq', 'fpga') | selectattr('change_needed') }}"
+  loop: "{{ resolved.resolution.assignments | selectattr('kind', 'eq', 'fpga') | selectattr('change_needed') }}"
 '''
 
 RETURN = r'''
-_value:
+resolution:
   description: The resolution.
+  returned: always
   type: dict
   contains:
     assignments:
@@ -64,19 +99,3 @@ _value:
       description: Per function, its kind, cards, number of changes and blocked cards.
       type: dict
 '''
-
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
-
-
-def resolve_functions(discovery, functions):
-    try:
-        return resolve(functions, discovery)
-    except DeclarationError as e:
-        raise AnsibleFilterError("resolve_functions: %s" % e)
-
-
-class FilterModule(object):
-    def filters(self):
-        return {"resolve_functions": resolve_functions}

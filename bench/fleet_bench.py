@@ -412,7 +412,6 @@ def main():
         unmount_hosts(work, mounted)
         servicelib.stop(svc_dir)
 
-
     floors = [r for r in report["runs"] if r["label"].startswith("floor")]
     noops = [r for r in report["runs"] if r["label"].startswith("noop")]
     scratch = [r for r in report["runs"] if r["label"] == "scratch"]

@@ -61,7 +61,7 @@ LABS = {
 
 CALLBACK = '''
 from __future__ import annotations
-import json, os, time
+import json, os, resource, time
 from ansible.plugins.callback import CallbackBase
 
 DOCUMENTATION = """
@@ -121,7 +121,11 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_stats(self, stats):
         self._close()
         with open(os.environ["FLEET_TIMING_OUT"], "w") as f:
-            json.dump({"tasks": self.tasks, "results": self.results, "executions": self.modules}, f)
+            # peak RSS (KiB on Linux) of this, the main process, and of the largest process it started and waited
+            # for (a worker, or a module the worker ran: the kernel keeps the largest of the descendants)
+            json.dump({"tasks": self.tasks, "results": self.results, "executions": self.modules,
+                       "maxrss_main_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                       "maxrss_children_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}, f)
 '''
 
 
@@ -208,7 +212,8 @@ def run_playbook(work, inventory, playbook, forks, label, collections="collectio
     with open(out) as f:
         timing = json.load(f)
     return {"label": label, "rc": rc, "wall": wall, "cpu": cpu, "load_before": load, "load_after": os.getloadavg(),
-            "results": timing["results"],
+            "results": timing["results"], "maxrss_main_mb": timing["maxrss_main_kb"] / 1024.0,
+            "maxrss_children_mb": timing["maxrss_children_kb"] / 1024.0,
             "executions": timing["executions"], "tasks": timing["tasks"]}
 
 
@@ -286,10 +291,11 @@ def top_tasks(run, n=20):
 def summarise(run):
     r = run["results"]
     return ("%-12s rc=%d wall %7.1f s  cpu %7.1f s  load %.1f-%.1f  ok %d changed %d failed %d skipped %d  "
-            "module runs %d" % (run["label"], run["rc"], run["wall"], run["cpu"], run["load_before"][0],
-                                run["load_after"][0], r["ok"],
-                                r["changed"], r["failed"], r["skipped"],
-                                sum(v for k, v in run["executions"].items() if not k.endswith("set_fact"))))
+            "module runs %d  peak RSS main %.0f MB, largest child %.0f MB"
+            % (run["label"], run["rc"], run["wall"], run["cpu"], run["load_before"][0], run["load_after"][0],
+               r["ok"], r["changed"], r["failed"], r["skipped"],
+               sum(v for k, v in run["executions"].items() if not k.endswith("set_fact")),
+               run["maxrss_main_mb"], run["maxrss_children_mb"]))
 
 
 def main():
@@ -297,6 +303,9 @@ def main():
     ap.add_argument("--hosts", type=int, default=100)
     ap.add_argument("--forks", type=int, default=5, help="ansible forks for every run (ansible's default is 5)")
     ap.add_argument("--repeat", type=int, default=3, help="no-op converge + floor pairs")
+    ap.add_argument("--fuse-repeat", type=int,
+                    help="no-op converge + floor pairs on the FUSE mounts (default --repeat; with --plain, 0 keeps "
+                         "only the plain-tree pairs)")
     ap.add_argument("--lab", default="nic-sriov", choices=sorted(LABS))
     ap.add_argument("--mount-jobs", type=int, default=4, help="hosts mounted at once while setting up")
     ap.add_argument("--collection", default=TOP,
@@ -351,6 +360,22 @@ def main():
             return ok
 
         runs = report["runs"]
+        plain_inventory = write_inventory(work, hosts, svc, args.lab, root="plain", name="inventory-plain.yml")
+
+        def compare_pair(i):
+            writes0 = fuse_writes(work, hosts)
+            runs.append(run_playbook(work, plain_inventory if args.plain else inventory,
+                                     os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
+                                     args.forks, "cmpnoop-%d" % i, collections="collections-compare"))
+            runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
+            runs[-1]["converged_hosts"] = converged()
+            if args.plain:
+                runs[-1]["tree_unchanged"] = tree_digest(work, hosts) == digest
+            print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
+            runs.append(run_playbook(work, plain_inventory if args.plain else inventory, ping, args.forks,
+                                     "cmpfloor-%d" % i))
+            print(summarise(runs[-1]), flush=True)
+
         runs.append(run_playbook(work, inventory, ping, args.forks, "floor-0"))
         print(summarise(runs[-1]), flush=True)
         writes0 = fuse_writes(work, hosts)
@@ -359,7 +384,7 @@ def main():
         runs[-1]["converged_hosts"] = converged()
         print(summarise(runs[-1]), "writes %d, converged hosts %d"
               % (runs[-1]["fuse_writes"], runs[-1]["converged_hosts"]), flush=True)
-        for i in range(1, args.repeat + 1):
+        for i in range(1, (args.repeat if args.fuse_repeat is None else args.fuse_repeat) + 1):
             writes0 = fuse_writes(work, hosts)
             runs.append(run_playbook(work, inventory, converge, args.forks, "noop-%d" % i))
             runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
@@ -369,7 +394,6 @@ def main():
             print(summarise(runs[-1]), flush=True)
         if args.plain:
             render_plain(work, hosts)
-            plain_inventory = write_inventory(work, hosts, svc, args.lab, root="plain", name="inventory-plain.yml")
             digest = tree_digest(work, hosts)
             for i in range(1, args.repeat + 1):
                 runs.append(run_playbook(work, plain_inventory, converge, args.forks, "plainnoop-%d" % i))
@@ -377,17 +401,11 @@ def main():
                 print(summarise(runs[-1]), "plain trees unchanged: %s" % runs[-1]["tree_unchanged"], flush=True)
                 runs.append(run_playbook(work, plain_inventory, ping, args.forks, "plainfloor-%d" % i))
                 print(summarise(runs[-1]), flush=True)
-        # with --plain, the compared tree runs on the plain trees too, interleaved with this tree's runs there
-        for i in range(1, args.repeat + 1 if args.compare else 1):
-            writes0 = fuse_writes(work, hosts)
-            runs.append(run_playbook(work, plain_inventory if args.plain else inventory,
-                                     os.path.join(os.path.abspath(args.compare), "playbooks", "converge.yml"),
-                                     args.forks, "cmpnoop-%d" % i, collections="collections-compare"))
-            runs[-1]["fuse_writes"] = fuse_writes(work, hosts) - writes0
-            runs[-1]["converged_hosts"] = converged()
-            print(summarise(runs[-1]), "writes %d" % runs[-1]["fuse_writes"], flush=True)
-            runs.append(run_playbook(work, plain_inventory if args.plain else inventory, ping, args.forks, "cmpfloor-%d" % i))
-            print(summarise(runs[-1]), flush=True)
+                if args.compare:
+                    # the compared tree's pair right after this tree's (A B A B), so both see the same load
+                    compare_pair(i)
+        for i in range(1, args.repeat + 1 if args.compare and not args.plain else 1):
+            compare_pair(i)
     except KeyboardInterrupt:
         print("interrupted: summarising the runs that finished", flush=True)
     finally:
@@ -437,20 +455,31 @@ def main():
         ratios = sorted(n["wall"] / f["wall"] for n, f in cmp_pairs)
         cpu_ratios = sorted(n["cpu"] / f["cpu"] for n, f in cmp_pairs)
         report["compare_noop_vs_floor"] = {"collection": os.path.abspath(args.compare), "wall_ratios": ratios,
-                                           "cpu_ratios": cpu_ratios}
-        print("\n--compare %s: no-op / floor, wall: %s; cpu: %s"
-              % (args.compare, ", ".join("%.2f" % x for x in ratios), ", ".join("%.2f" % x for x in cpu_ratios)))
+                                           "median_wall_ratio": ratios[len(ratios) // 2],
+                                           "cpu_ratios": cpu_ratios, "median_cpu_ratio": cpu_ratios[len(cpu_ratios) // 2]}
+        print("\n--compare %s: no-op / floor, wall: %s (median %.2f); cpu: %s (median %.2f)"
+              % (args.compare, ", ".join("%.2f" % x for x in ratios), ratios[len(ratios) // 2],
+                 ", ".join("%.2f" % x for x in cpu_ratios), cpu_ratios[len(cpu_ratios) // 2]))
         best = min((n for n, f in cmp_pairs), key=lambda r: r["wall"])
         for t in top_tasks(best):
             print("  %7.2f  %3d %3d  %-28s %s" % (t["wall"], t["hosts"], t["skipped"], t["action"], t["name"]))
         print("module executions per no-op run: %s" % json.dumps(best["executions"], sort_keys=True))
+    print("\npeak RSS, MB (main process / largest child), highest over the runs of each kind:")
+    for kind in ("floor", "scratch", "noop", "plainfloor", "plainnoop", "cmpfloor", "cmpnoop"):
+        of_kind = [r for r in report["runs"] if r["label"].rstrip("-0123456789") == kind]
+        if of_kind:
+            report.setdefault("peak_rss_mb", {})[kind] = {"main": max(r["maxrss_main_mb"] for r in of_kind),
+                                                          "children": max(r["maxrss_children_mb"] for r in of_kind)}
+            print("  %-11s %5.0f / %5.0f" % (kind, report["peak_rss_mb"][kind]["main"],
+                                             report["peak_rss_mb"][kind]["children"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     failed = [r["label"] for r in report["runs"] if r["rc"] != 0 or r.get("tree_unchanged") is False
-              or (r["label"].startswith(("noop", "plainnoop")) and (r["results"]["changed"] or r.get("fuse_writes")))]
+              or (r["label"].startswith(("noop", "plainnoop", "cmpnoop"))
+                  and (r["results"]["changed"] or r.get("fuse_writes")))]
     if failed:
         print("runs that failed, changed something or wrote: %s (logs in the work directory; use --keep)"
               % ", ".join(failed))

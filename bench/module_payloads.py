@@ -2,9 +2,10 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Each module's AnsiballZ payload: the collection's module_utils files it ships and their size, built by
-ansible-core's own payload builder (what a task sends to a host; the files of ansible-core it adds are in the zip
-size only).
+"""Each module's AnsiballZ payload: the collection's module_utils files it ships and their size. The files are
+found as ansible-core finds them (every module_utils module the import statements reach, transitively), from the
+source with ``ast``: tests/unit/plugins/test_module_payloads.py's ``payload_files``, which that test checks
+against what each module loads. ansible-core's own files in the payload are not counted.
 
 Usage: .venv/bin/python bench/module_payloads.py [--collections DIR] [--files]
 (DIR holds ansible_collections/accelops/lifecycle; default: a copy of this checkout made by tools/stage.sh.)
@@ -13,29 +14,11 @@ Usage: .venv/bin/python bench/module_payloads.py [--collections DIR] [--files]
 from __future__ import annotations
 
 import argparse
-import datetime
-import io
 import os
 import subprocess
 import sys
-import zipfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UTILS = "ansible_collections/accelops/lifecycle/plugins/module_utils/"
-
-
-def payload(module_common, modules_dir, name):
-    """(the zip's bytes, {file below module_utils: size}) of module ``name``."""
-    with open(os.path.join(modules_dir, name + ".py"), "rb") as f:
-        source = f.read()
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        module_common.recursive_finder(name, "ansible_collections.accelops.lifecycle.plugins.modules." + name, source,
-                                       zf, datetime.datetime.now(datetime.timezone.utc),
-                                       module_common._builder.ExtensionManager.create(task_vars={}))
-        ours = dict((i.filename[len(UTILS):], i.file_size) for i in zf.infolist()
-                    if i.filename.startswith(UTILS) and i.filename != UTILS + "__init__.py")
-    return out.getvalue(), ours
 
 
 def main():
@@ -46,16 +29,16 @@ def main():
     root = args.collections or subprocess.run([os.path.join(TOP, "tools", "stage.sh"), os.path.join(TOP, ".build", "payloads")],
                                               check=True, stdout=subprocess.PIPE, text=True).stdout.strip().rsplit(
                                                   "/ansible_collections/", 1)[0]
-    from ansible.plugins.loader import init_plugin_loader
-    init_plugin_loader([root])
-    from ansible.executor import module_common
-    modules_dir = os.path.join(root, "ansible_collections", "accelops", "lifecycle", "plugins", "modules")
-    print("%-28s %5s %9s %9s" % ("module", "files", "files KB", "zip KB"))
+    collection = os.path.join(root, "ansible_collections", "accelops", "lifecycle")
+    sys.path[:0] = [root, os.path.join(collection, "tests", "unit", "plugins")]
+    from test_module_payloads import payload_files  # pylint: disable=import-error
+    modules_dir = os.path.join(collection, "plugins", "modules")
+    print("%-28s %5s %9s" % ("module", "files", "files KB"))
     for name in sorted(n[:-3] for n in os.listdir(modules_dir) if n.endswith(".py") and not n.startswith("_")):
-        data, ours = payload(module_common, modules_dir, name)
-        print("%-28s %5d %9.1f %9.1f" % (name, len(ours), sum(ours.values()) / 1024.0, len(data) / 1024.0))
+        files = payload_files(os.path.join(modules_dir, name + ".py"), os.path.join(collection, "plugins", "module_utils"))
+        print("%-28s %5d %9.1f" % (name, len(files), sum(os.path.getsize(p) for p in files.values()) / 1024.0))
         if args.files:
-            print("    " + " ".join(sorted(f[:-3] for f in ours)))
+            print("    " + " ".join(sorted(files)))
     return 0
 
 

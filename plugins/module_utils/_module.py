@@ -6,9 +6,10 @@
 in a failure that names the option and the accepted form, never a traceback.
 
 - **Logging.** ansible-core logs each invocation to the system log before the module runs. A NUL character
-  makes ``syslog.syslog`` raise ("Failed to log to syslog (embedded null character)", naming no option) and a
-  lone surrogate (a non-UTF-8 byte decoded with ``surrogateescape``) makes the UTF-8 encoding of the line
-  raise ``UnicodeEncodeError``. The logged line carries them escaped (``\\x00``, ``\\udcff``) instead.
+  makes ``syslog.syslog`` raise ("Failed to log to syslog (embedded null character)", naming no option): the
+  line (``log``) carries it escaped (``\\x00``). ansible-core encodes each text option as UTF-8 to build the
+  line, which raises ``UnicodeEncodeError`` on a lone surrogate (a non-UTF-8 byte decoded with
+  ``surrogateescape``): such a top-level text option is refused, naming it.
 - **Numbers.** ansible-core converts an ``int`` option through ``decimal``: an infinity (YAML ``.inf``, the
   string ``inf``) raises ``OverflowError`` inside its argument validation, and a string such as ``1e99999999``
   builds an integer of a hundred million digits (minutes of CPU). Such values are refused before that
@@ -23,11 +24,13 @@ Standard library only, Python 3.9+ (runs on managed hosts).
 
 from __future__ import annotations
 
+import copy
 import decimal
 import math
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.validation import check_type_dict, check_type_list
+from ansible.module_utils.common.parameters import remove_values
+from ansible.module_utils.common.validation import check_type_dict, check_type_int, check_type_list
 
 # Linux's PATH_MAX (with the terminating NUL) and NAME_MAX.
 PATH_MAX_BYTES = 4095
@@ -200,7 +203,9 @@ def _not_a_dict(entry, value):
 
 
 def _loggable(value):
-    """``value`` with NULs and lone surrogates escaped, so the invocation line can be logged."""
+    """``value`` with NULs and lone surrogates escaped, so that it can go into a logged line."""
+    if isinstance(value, bytes):
+        return value.replace(b"\x00", b"\\x00")
     if isinstance(value, str):
         value = value.replace("\x00", "\\x00")
         try:
@@ -210,6 +215,41 @@ def _loggable(value):
     return value
 
 
+def _not_utf8(value):
+    """True when ``value`` is text that cannot be written as UTF-8 (it holds a lone surrogate: a byte that was not
+    UTF-8, decoded with ``surrogateescape``)."""
+    try:
+        value.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+class SpecType(str):
+    """An argument spec ``type`` given as a callable, which ansible-core's validation calls instead of its own
+    conversion (the documented form of a custom type). It is also the name of the type it converts to, so that
+    what reads the spec as a name (ansible-core's own rules for ``dict`` and ``list`` suboptions, ansible-test's
+    comparison with the documented type) reads the same type. ``check(value)`` sees the value before the
+    conversion; ``convert`` is ansible-core's public converter of that type."""
+
+    def __new__(cls, name, convert, check):
+        self = str.__new__(cls, name)
+        self.__name__ = name   # ansible-core names the type with this in its messages
+        self.convert = convert
+        self.check = check
+        return self
+
+    def __call__(self, value):
+        self.check(value)
+        return self.convert(value)
+
+
+def _refuse_unconvertible_int(value):
+    why = unconvertible_int(value)
+    if why:
+        raise ValueError(why)
+
+
 class AccelopsModule(AnsibleModule):
     """AnsibleModule that logs any option value and refuses, naming the option and the accepted form, the
     numbers and paths ansible-core cannot take or the module cannot use.
@@ -217,40 +257,86 @@ class AccelopsModule(AnsibleModule):
     ``ranges``: ``{option: (minimum, maximum[, unit])}`` (None: unbounded; a suboption as ``vfs.vlan``) for the
     ``int`` and ``float`` options; ``paths``: names of ``str`` options that hold paths (``path`` options are
     checked anyway).
+
+    Only ansible-core's public interface is used: the ``int`` options' type and the top-level list and dict
+    options' type are ``SpecType`` callables (the first refuses what ansible-core's int conversion cannot take,
+    the second keeps the value as given, so that a refused list element can be named), ``fail_json`` replaces
+    ansible-core's message about such a value by one naming the option, and ``log`` escapes what the system log
+    cannot take.
     """
 
     def __init__(self, argument_spec, ranges=None, paths=(), **kwargs):
-        self._accelops_problems = []
+        self._accelops_given = {}
         self._accelops_validating = True
         self.accelops_ranges = dict(ranges or {})
         self.accelops_paths = tuple(paths)
-        super(AccelopsModule, self).__init__(argument_spec, **kwargs)
+        try:
+            super(AccelopsModule, self).__init__(self._checked_spec(argument_spec), **kwargs)
+        except UnicodeEncodeError:
+            # ansible-core encodes each text option as UTF-8 to log the invocation (after its validation); a lone
+            # surrogate makes that raise: refused below, naming the option
+            pass
         self._accelops_validating = False
-        problems = self._accelops_problems + self._check_values()
+        problems = self._check_values()
         if problems:
             self.fail_json(msg=problems[0])
 
-    def fail_json(self, msg, **kwargs):
-        # ansible-core's own refusal of a value found unusable before its validation (a list element that is
-        # not a dict: "unable to evaluate string as dictionary") names no option: say which and why instead
-        if getattr(self, "_accelops_validating", False) and self._accelops_problems:
-            msg = self._accelops_problems[0]
-        super(AccelopsModule, self).fail_json(msg=msg, **kwargs)
+    def _checked_spec(self, spec, top=True):
+        """A copy of ``spec`` whose ``int`` types (suboptions too) refuse what ansible-core's int conversion
+        cannot take, and whose top-level lists and dicts keep the value as given (in ``_accelops_given``)."""
+        checked = {}
+        for name, entry in spec.items():
+            entry = dict(entry)
+            kind = entry.get("type", "str")
+            if kind == "int":
+                entry["type"] = SpecType("int", check_type_int, _refuse_unconvertible_int)
+            elif top and kind in ("list", "dict"):
+                entry["type"] = SpecType(kind, check_type_list if kind == "list" else check_type_dict,
+                                         self._keeper(name))
+            if entry.get("elements") == "int":
+                entry["elements"] = SpecType("int", check_type_int, _refuse_unconvertible_int)
+            if entry.get("options"):
+                entry["options"] = self._checked_spec(entry["options"], top=False)
+            checked[name] = entry
+        return checked
 
-    def _load_params(self):
-        super(AccelopsModule, self)._load_params()
-        # before ansible-core's validation: a value its int conversion cannot take is replaced by 0 (an int it
-        # accepts) and refused once the validation has run
-        for shown, key, container, index in list(_raw_ints(self.argument_spec, self.params)):
+    def _keeper(self, name):
+        def keep(value):
+            self._accelops_given[name] = copy.deepcopy(value)
+        return keep
+
+    def _unusable_given(self):
+        """The values ansible-core's validation refused as they were given (a failed conversion keeps the value;
+        a refused list element is dropped, so lists and dicts are read as given)."""
+        given = dict(self.params)
+        given.update(self._accelops_given)
+        problems = []
+        for shown, key, container, index in _raw_ints(self.argument_spec, given):
             why = unconvertible_int(container[index])
             if why:
-                self._accelops_problems.append("%s: must be %s, got %s (%s)" % (
+                problems.append("%s: must be %s, got %s (%s)" % (
                     shown, _form("int", self.accelops_ranges.get(key, (None, None))), show(container[index]), why))
-                container[index] = 0
-        for shown, entry, value in list(_raw_dicts(self.argument_spec, self.params)):
+        for shown, entry, value in _raw_dicts(self.argument_spec, given):
             form = _not_a_dict(entry, value)
             if form:
-                self._accelops_problems.append("%s: must be %s, got %s" % (shown, form, show(value)))
+                problems.append("%s: must be %s, got %s" % (shown, form, show(value)))
+        return problems
+
+    def fail_json(self, msg, **kwargs):
+        if getattr(self, "_accelops_validating", False):
+            # ansible-core's refusal of a value it cannot convert ("unable to evaluate string as dictionary", an
+            # infinity for an int) names the option only in its own words, or none: say which and why
+            problems = self._unusable_given()
+            if problems:
+                msg = problems[0]
+        super(AccelopsModule, self).fail_json(msg=msg, **kwargs)
+
+    def log(self, msg, log_args=None):
+        # the system log refuses a NUL and the journal and syslog write UTF-8: the line and its fields are logged
+        # with them escaped, and the escaped form of a secret is masked like the secret
+        self.no_log_values.update([_loggable(v) for v in self.no_log_values if isinstance(v, str)])
+        fields = dict((k, _loggable(remove_values(v, self.no_log_values))) for k, v in (log_args or {}).items())
+        super(AccelopsModule, self).log(_loggable(msg), log_args=fields)
 
     def _check_values(self):
         problems = []
@@ -265,22 +351,13 @@ class AccelopsModule(AnsibleModule):
                     check_path(shown, value, secret=bool(entry.get("no_log")))
                 except ValueError as e:
                     problems.append(str(e))
+            elif isinstance(value, str) and "." not in key and _not_utf8(value):
+                # ansible-core cannot log the invocation with it (it encodes each option's text as UTF-8)
+                problems.append("%s: must be UTF-8 text; it holds a character that is not (a byte that was not "
+                                "UTF-8)%s" % (shown, "" if entry.get("no_log") else ": %s" % show(value)))
             elif kind == "list" and entry.get("elements") in ("int", "float") and isinstance(value, list):
                 for i, element in enumerate(value):
                     why = number_problem(entry["elements"], element, self.accelops_ranges.get(key, (None, None)))
                     if why:
                         problems.append("%s[%d]: must be %s, got %s" % (shown, i, why, show(element)))
         return problems
-
-    def _log_invocation(self):
-        # the line is built from self.params: log escaped copies, keep the values the module uses
-        params, secrets = self.params, self.no_log_values
-        self.params = dict((k, _loggable(v)) for k, v in params.items())
-        self.no_log_values = secrets | set(_loggable(v) for v in secrets)
-        try:
-            super(AccelopsModule, self)._log_invocation()
-        finally:
-            self.params, self.no_log_values = params, secrets
-
-    def _log_to_syslog(self, msg):
-        super(AccelopsModule, self)._log_to_syslog(_loggable(msg))

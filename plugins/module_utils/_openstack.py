@@ -433,12 +433,12 @@ def cloud_secrets(value, key=""):
 
 class _AnsibleModule(AccelopsModule):
     """AnsibleModule whose ``no_log_values`` also hold the secrets inside a ``cloud`` dict (a raw option, so
-    ansible-core cannot know which of its values are secret) before the invocation is logged, so they reach
-    neither the system log nor the result."""
+    ansible-core cannot know which of its values are secret) before anything is logged (the invocation line
+    too), so they reach neither the system log nor the result."""
 
-    def _log_invocation(self):
+    def log(self, msg, log_args=None):
         self.no_log_values.update(cloud_secrets(self.params.get("cloud")))
-        super(_AnsibleModule, self)._log_invocation()
+        super(_AnsibleModule, self).log(msg, log_args=log_args)
 
 
 class OpenStackModule(object):

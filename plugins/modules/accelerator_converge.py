@@ -232,8 +232,6 @@ last_run:
 
 import os
 
-# first: the files imported after it are compiled once, not twice (see there)
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _compile_once  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._converge import Converge
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import (
     LIBVIRT_RUN_DIR_OPTION,

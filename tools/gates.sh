@@ -75,7 +75,7 @@ gate_harness() {
 
 # The oldest ansible-core that meta/runtime.yml admits (.venv-oldest, `make venv-oldest`): the sanity tests whose
 # verdict depends on ansible-core (the plugins' documentation and argument specs, runtime metadata) on its
-# controller Python, the unit tests that depend on it, and the quick start as the converge smoke target (a simulated NIC must go from
+# controller Python, the modules' unit tests, and the quick start as the converge smoke target (a simulated NIC must go from
 # 0 to 4 VFs, the rerun must change nothing). The rest of the gates run on the newest (.venv).
 gate_oldest() {
   local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest"
@@ -93,10 +93,12 @@ gate_oldest() {
     mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
     ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \
       --test action-plugin-docs --test runtime-metadata || exit 1
-    # the units whose verdict depends on ansible-core: modules (AnsibleModule) and filters (templating); module_utils
-    # are plain Python, the same on every ansible-core (test_module_payloads.py builds on ansible-core 2.19's private
-    # module_common._builder, so it runs on the newest only)
-    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/filter/ || exit 1
+    # the units whose verdict depends on ansible-core: the modules' (AnsibleModule's argument handling and exit).
+    # Not the filters': their tests call the filter functions as Python, not through ansible-core's templating, so
+    # they give the same verdict on every ansible-core (about 45 s saved); the quick start below renders the
+    # filters through 2.17's templating. module_utils are plain Python too. (test_module_payloads.py builds on
+    # ansible-core 2.19's private module_common._builder, so it runs on the newest only.)
+    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ || exit 1
     HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
   )
 }

@@ -37,16 +37,19 @@ def _discover(root):
 
 
 @pytest.fixture(scope="module")
-def labs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("labs")
-    mdev = accelsim.render_tree("gpu-mdev", str(base / "mdev"))
-    vendor = accelsim.render_tree("gpu-vendor-vfio", str(base / "vendor"))
+def labs(fork_shared):
+    return fork_shared("hostdev-xml-labs", _discover_labs)
+
+
+def _discover_labs(where):
+    mdev = accelsim.render_tree("gpu-mdev", os.path.join(where, "mdev"))
+    vendor = accelsim.render_tree("gpu-vendor-vfio", os.path.join(where, "vendor"))
     with vendor.transaction() as host:
         host.set_numvfs("0000:3b:00.0", "32")
     with vendor.transaction() as host:
         for vf in ("0000:3b:00.4", "0000:3b:00.5", "0000:3b:00.6"):
             host.set_vgpu_type(vf, "1141")
-    nic = accelsim.render_tree("nic-sriov", str(base / "nic"))
+    nic = accelsim.render_tree("nic-sriov", os.path.join(where, "nic"))
     with nic.transaction() as host:
         host.set_numvfs("0000:d8:00.0", "2")
         host.set_numvfs("0000:d8:00.1", "2")

@@ -23,8 +23,12 @@ OTHER_AFU = "11111111-2222-3333-4444-555555555555"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("decl") / "lab-all")
+def lab(fork_shared):
+    return fork_shared("decl-lab-all", _discover_lab_all)
+
+
+def _discover_lab_all(where):
+    root = where + "/lab-all"
     accelsim.render_tree("lab-all", root)
     return discover(Sysfs(root=root))
 

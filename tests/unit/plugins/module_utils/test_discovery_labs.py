@@ -10,6 +10,8 @@ marked in use by a domain and by a process, so that VFs, vGPU types and in-use e
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
@@ -40,10 +42,13 @@ def _family(f):
 
 
 @pytest.fixture(scope="module", params=LABS)
-def lab_run(request, tmp_path_factory):
-    name = request.param
+def lab_run(request, fork_shared):
+    return fork_shared("discovery-labs-" + request.param, lambda where: _run_lab(request.param, where))
+
+
+def _run_lab(name, where):
     lab = accelsim.load_lab(name)
-    dest = str(tmp_path_factory.mktemp("lab") / name)
+    dest = os.path.join(where, name)
     sim = accelsim.render_tree(name, dest)
     enabled = {}
     vgpu_set = None

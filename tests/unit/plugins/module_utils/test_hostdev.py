@@ -10,6 +10,8 @@ which must format it back unchanged (libvirt_xml.py; the tools are required, not
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from libvirt_xml import assert_libvirt_keeps, assert_valid, define, relaxng_errors
@@ -27,9 +29,13 @@ X710 = "0000:d8:00.0"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def lab(fork_shared):
     """Discovery of lab-all with 4 X710 VFs (vfio-pci), the L40's 32 VFs, two of them with vGPU type 1145."""
-    h = accelsim.render_tree("lab-all", str(tmp_path_factory.mktemp("lab") / "root"))
+    return fork_shared("hostdev-lab-all", _lab_all_discovered)
+
+
+def _lab_all_discovered(where):
+    h = accelsim.render_tree("lab-all", os.path.join(where, "root"))
     with h.transaction() as host:
         host.set_numvfs(X710, "4")
         host.set_numvfs(L40, "32")

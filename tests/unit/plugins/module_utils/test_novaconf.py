@@ -11,6 +11,7 @@ from __future__ import annotations
 import configparser
 import copy
 import json
+import os
 import re
 
 import pytest
@@ -143,9 +144,13 @@ GZIP = "d8424dc4-a4a9-3c84-9c1a-d7c6d7b3c2a7"
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def lab(fork_shared):
     """lab-all with the L40's VFs enabled and 4 of them typed NVIDIA L40-8Q, and 4 VFs on the first X710 port."""
-    root = str(tmp_path_factory.mktemp("novaconf") / "lab-all")
+    return fork_shared("novaconf-lab-all", _build_lab)
+
+
+def _build_lab(where):
+    root = os.path.join(where, "lab-all")
     h = accelsim.render_tree("lab-all", root)
     rc, _out, err = h.tool("sriov-manage", "-e", "0000:3b:00.0")
     assert rc == 0, err

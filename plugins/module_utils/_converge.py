@@ -267,8 +267,7 @@ def host_module():
     programs through every kind: the engines are imported here so that they ship with it
     (tests/unit/plugins/test_module_payloads.py checks that every kind's engine does)."""
     # pylint: disable=import-outside-toplevel,unused-import
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov, _vgpu  # noqa: F401
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_mig, nvidia_vgpu  # noqa: F401
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga, nvidia_mig, nvidia_vgpu, sriov, vgpu  # noqa: F401
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
     return _hostmodule
 

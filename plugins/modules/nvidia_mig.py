@@ -233,7 +233,7 @@ audit:
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_mig import PROGRAM
 
 
 def main():

@@ -242,7 +242,7 @@ class FpgaKind(Kind):
     def program(self):
         # by name, on first use: the FPGA engine is loaded by the converge of a card to change, and shipped only by the
         # modules that program (they import it themselves), not by every module that asks the registry
-        return lazy("_fpga").PROGRAM
+        return lazy("_engines.fpga").PROGRAM
 
     def function_names(self, entry):
         fid = entry["fpga"]["function_id"]

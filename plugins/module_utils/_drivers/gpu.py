@@ -271,7 +271,7 @@ class VgpuKind(Kind):
         # by name, on first use: the vGPU engine is loaded by the converge of a card to change, and shipped only by the
         # modules that program (they import it themselves), not by every module that asks the registry
         from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy  # pylint: disable=import-outside-toplevel
-        return lazy("_vgpu").PROGRAM
+        return lazy("_engines.vgpu").PROGRAM
 
     def function_names(self, entry):
         return {entry["vgpu"]["type"]: entry["name"]}

@@ -576,7 +576,7 @@ class NvidiaGpuDriver(GpuDriver):
     def vendor_vfio_backend(self):
         # by name, on first use: the programming backend is loaded by the vgpu engine, not by discovery, and shipped
         # only by the modules that program vGPUs (they import it themselves), not by every module that has the driver
-        return lazy("_drivers.nvidia_vgpu").BACKEND
+        return lazy("_engines.nvidia_vgpu").BACKEND
 
     @staticmethod
     def _vgpu_of(func):
@@ -865,7 +865,7 @@ class MigKind(Kind):
         return args
 
     def program(self):
-        return lazy("_drivers.nvidia_mig").PROGRAM
+        return lazy("_engines.nvidia_mig").PROGRAM
 
 
 MIG_KIND = MigKind()

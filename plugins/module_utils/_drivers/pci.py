@@ -89,7 +89,7 @@ class VfsKind(Kind):
     def program(self):
         # by name, on first use: the SR-IOV engine is loaded by the converge of a card to change, and shipped only by the
         # modules that program (they import it themselves), not by every module that asks the registry
-        return lazy("_sriov").PROGRAM
+        return lazy("_engines.sriov").PROGRAM
 
     def units(self, entry, card):
         return entry["vfs"]["count"]

@@ -5,8 +5,8 @@
 """What a module ships in its AnsiballZ payload.
 
 The payload is built here by ansible-core's own builder (``module_common.recursive_finder``: every module_utils file
-the module's imports reach, imports inside function bodies included). The programming engines (``_fpga``,
-``_vgpu``, ``_sriov``, ``_drivers.nvidia_mig``; ``_drivers.nvidia_vgpu``, NVIDIA's vGPU backend) are imported by
+the module's imports reach, imports inside function bodies included). The programming engines (``_engines.fpga``,
+``_engines.vgpu``, ``_engines.sriov``, ``_engines.nvidia_mig``; ``_engines.nvidia_vgpu``, NVIDIA's vGPU backend) are imported by
 name by the declaration's kinds (``kind.program()``) and by the NVIDIA driver (``vendor_vfio_backend``), which the
 builder does not follow: a module ships an engine only when it imports it itself. ``accelerator_converge``
 programs through every kind and must ship them all; a module that only discovers or reads (``accelerator_info``,
@@ -41,7 +41,7 @@ _CACHE = {}
 
 
 def shipped(module):
-    """The collection's module_utils in ``module``'s payload, by name relative to module_utils (``_fpga``,
+    """The collection's module_utils in ``module``'s payload, by name relative to module_utils (``_engines.fpga``,
     ``_drivers.nvidia``)."""
     if module not in _CACHE:
         with open(os.path.join(MODULES_DIR, module + ".py"), "rb") as f:
@@ -61,18 +61,18 @@ def shipped(module):
 def test_the_builder_sees_what_a_module_imports():
     # the helper above reads real payloads: a module's own imports are in it, engines of other modules are not
     assert {"_discovery", "_drivers", "_drivers.nvidia", "_module"} <= shipped("accelerator_info")
-    assert {"_sriov", "_hostmodule"} <= shipped("sriov_vfs") and "_fpga" not in shipped("sriov_vfs")
+    assert {"_engines.sriov", "_hostmodule"} <= shipped("sriov_vfs") and "_engines.fpga" not in shipped("sriov_vfs")
 
 
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
-@pytest.mark.parametrize("engine", ["_fpga", "_vgpu", "_drivers.nvidia_vgpu"])
+@pytest.mark.parametrize("engine", ["_engines.fpga", "_engines.vgpu", "_engines.nvidia_vgpu"])
 def test_a_module_that_does_not_program_ships_no_engine(module, engine):
     assert engine not in shipped(module)
 
 
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
 def test_a_module_that_does_not_program_ships_no_mig_engine(module):
-    assert shipped(module) & {"_drivers.nvidia_mig", "_sriov", "_hostmodule"} == set()
+    assert shipped(module) & {"_engines.nvidia_mig", "_engines.sriov", "_hostmodule"} == set()
 
 
 def engine_of(program):
@@ -95,10 +95,10 @@ def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
     assert type(_drivers.kind(kind)).__module__[len(PLUGINS + ".module_utils."):] in shipped(module)
 
 
-@pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
-                                            ("nvidia_mig", "_drivers.nvidia_mig"),
-                                            ("vgpu", "_drivers.nvidia_vgpu"),
-                                            ("accelerator_converge", "_drivers.nvidia_vgpu"),
-                                            ("one_time_use_reset", "_fpga")])
+@pytest.mark.parametrize("module, engine", [("sriov_vfs", "_engines.sriov"), ("vgpu", "_engines.vgpu"), ("fpga_program", "_engines.fpga"),
+                                            ("nvidia_mig", "_engines.nvidia_mig"),
+                                            ("vgpu", "_engines.nvidia_vgpu"),
+                                            ("accelerator_converge", "_engines.nvidia_vgpu"),
+                                            ("one_time_use_reset", "_engines.fpga")])
 def test_a_programming_module_ships_its_engine(module, engine):
     assert engine in shipped(module)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _drivers, _vocab
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu, nvidia_vgpu
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import nvidia_vgpu
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 

@@ -15,7 +15,8 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import GBS_GUID, IntelFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga as _fpga
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
 IFACE = "38558f8b33385e6ba9a5c6ac75f8e59f"

@@ -140,7 +140,7 @@ def test_evidence_text_is_the_one_rendering():
                                                  "process afu-app pid 42 (/proc/42/fd/3 -> /dev/dfl-port.0)")
     assert _inuse.evidence_text([{"kind": "process"}]) == "process None pid None (None)"
     assert _inuse.evidence_text([]) == ""
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga as _fpga, sriov as _sriov
     assert _sriov.evidence_text is _inuse.evidence_text and not hasattr(_fpga, "evidence_text")
 
 

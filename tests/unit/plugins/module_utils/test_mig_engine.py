@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_mig
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import ProgrammingError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import nvidia_mig
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import ProgrammingError
 
 # H100 80GB (nvidia-smi mig -lgip / -lgipp; NVIDIA MIG user guide, H100 table)
 H100 = {

@@ -26,7 +26,7 @@ import uuid as uuidlib
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import (
     DEVICES,
     HostOps,
     ProgrammingError,

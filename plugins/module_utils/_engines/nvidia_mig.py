@@ -55,7 +55,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import e
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, HostOps, ProgrammingError, blocking
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import DEVICES, HostOps, ProgrammingError, blocking
 
 SMI = "nvidia-smi"
 NOT_FOUND = 6  # nvidia-smi's exit status when there is nothing to list

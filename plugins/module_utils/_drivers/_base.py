@@ -309,8 +309,12 @@ class Kind(object):
         return None
 
     def program(self):
-        """The :class:`_hostmodule.Program` of :attr:`module` (its engine is imported on first use)."""
-        return None
+        """The :class:`_hostmodule.Program` of :attr:`module`, its engine (``_engines.ENGINES``) imported on first use:
+        a module that only asks the registry does not load or ship it. None when nothing programs the kind."""
+        if self.module is None:
+            return None
+        from ansible_collections.accelops.lifecycle.plugins.module_utils import _engines  # pylint: disable=import-outside-toplevel
+        return _engines.program(self.module)
 
     def function_names(self, entry):
         """``{function id or type: entry name}``, every spelling of it a card or Placement may show."""

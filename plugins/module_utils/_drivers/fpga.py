@@ -16,7 +16,6 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind, ReuseReset
-from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import SHA256_RE, function_id
 
@@ -239,10 +238,6 @@ class FpgaKind(Kind):
                 args[key] = f[key]
         return args
 
-    def program(self):
-        # by name, on first use: the FPGA engine is loaded by the converge of a card to change, and shipped only by the
-        # modules that program (they import it themselves), not by every module that asks the registry
-        return lazy("_engines.fpga").PROGRAM
 
     def function_names(self, entry):
         fid = entry["fpga"]["function_id"]

@@ -33,7 +33,6 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver, empty_gpu_section, mdev_function
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
-from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import ProgrammingError
 
@@ -576,7 +575,8 @@ class NvidiaGpuDriver(GpuDriver):
     def vendor_vfio_backend(self):
         # by name, on first use: the programming backend is loaded by the vgpu engine, not by discovery, and shipped
         # only by the modules that program vGPUs (they import it themselves), not by every module that has the driver
-        return lazy("_engines.nvidia_vgpu").BACKEND
+        from ansible_collections.accelops.lifecycle.plugins.module_utils import _engines  # pylint: disable=import-outside-toplevel
+        return _engines.engine("_engines.nvidia_vgpu").BACKEND
 
     @staticmethod
     def _vgpu_of(func):
@@ -864,8 +864,6 @@ class MigKind(Kind):
             args["layout"] = entry["mig"]["layout"]
         return args
 
-    def program(self):
-        return lazy("_engines.nvidia_mig").PROGRAM
 
 
 MIG_KIND = MigKind()

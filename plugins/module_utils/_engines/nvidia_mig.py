@@ -34,21 +34,19 @@ import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (  # noqa: F401  pylint: disable=unused-import
     assign_vgpu_vfs,
-    carries_layout,
     gpu_minor,
-    layout_text,
     mig_evidence,
-    parse_mig_ci,
-    parse_mig_gi,
-    parse_mig_gip,
-    parse_mig_gipp,
-    parse_layout,
-    profile_slices,
-    parse_vgpu_query,
     read_mig_minors,
-    record_layout,
     vgpu_gi_evidence,
 )
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig_layout import (  # noqa: F401  pylint: disable=unused-import
+    carries_layout,
+    layout_text,
+    parse_layout,
+    profile_slices,
+    record_layout,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import parse_mig_ci, parse_mig_gi, parse_mig_gip, parse_mig_gipp, parse_vgpu_query
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address

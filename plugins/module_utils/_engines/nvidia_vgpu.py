@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_supported_types, parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import parse_vgpu_supported_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_mig import SMI, find_gpu, read_layout
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import make_dir, read_text, write_atomic

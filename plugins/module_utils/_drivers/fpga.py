@@ -243,7 +243,6 @@ class FpgaKind(Kind):
                 args[key] = f[key]
         return args
 
-
     def function_names(self, entry):
         fid = entry["fpga"]["function_id"]
         return {function_id(fid): entry["name"], fid: entry["name"]}

@@ -267,7 +267,6 @@ class VgpuKind(Kind):
     def module_args(self, entry, address):
         return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
 
-
     def function_names(self, entry):
         return {entry["vgpu"]["type"]: entry["name"]}
 

@@ -85,7 +85,6 @@ class VfsKind(Kind):
             args["vfs"] = entry["vfs"]["vfs"]
         return args
 
-
     def units(self, entry, card):
         return entry["vfs"]["count"]
 

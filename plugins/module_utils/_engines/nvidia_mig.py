@@ -46,7 +46,13 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia
     profile_slices,
     record_layout,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import parse_mig_ci, parse_mig_gi, parse_mig_gip, parse_mig_gipp, parse_vgpu_query
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import (
+    parse_mig_ci,
+    parse_mig_gi,
+    parse_mig_gip,
+    parse_mig_gipp,
+    parse_vgpu_query,
+)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address

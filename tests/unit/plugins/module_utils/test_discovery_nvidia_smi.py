@@ -238,7 +238,7 @@ def test_parse_mig_ci_without_placement_column():
             "|   0      1       MIG 1c.3g.20gb       0         2     |\n"
             "+-------------------------------------------------------+\n")
     assert nvidia_smi.parse_mig_ci(text) == {0: [{"gpu_instance_id": 1, "id": 2, "name": "1c.3g.20gb", "profile_id": 0,
-                                              "placement": None}]}
+                                                  "placement": None}]}
     assert nvidia_smi.parse_mig_gi("No MIG-enabled devices found.\n") == {}
 
 

@@ -25,7 +25,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     walk_dirs,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (
-    HEX_ID_RE, FpgaDriver, FpgaError, Target, is_zero_id, normalize_id)
+    HEX_ID_RE, FpgaDriver, FpgaError, Target, is_zero_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import read_attr_real
 

@@ -109,6 +109,12 @@ class _TpuDriver(Driver):
 
     name = family = "tpu"
 
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "1ae0"
+
+    def describe(self, func, ctx):
+        return {}
+
     def held_device_nodes(self, sysfs):
         return (lambda target: target.startswith("/dev/accel")) if sysfs.exists("/dev/accel0") else None
 

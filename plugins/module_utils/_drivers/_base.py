@@ -144,8 +144,8 @@ class Driver(metaclass=ABCMeta):
 
     # -- SR-IOV programming (sriov_vfs): the family's rules for a PF's VF count -------------------------------
     def owns_sriov_pf(self, pf):
-        """True when this family's SR-IOV rules apply to a PF as ``_sriov.read_pf`` reads it (``vendor``, ``device``:
-        4 hex digits; ``driver``: the bound kernel driver or None)."""
+        """True when this family's SR-IOV rules apply to a PF as ``_engines.sriov.read_pf`` reads it (``vendor``,
+        ``device``: 4 hex digits; ``driver``: the bound kernel driver or None)."""
         return False
 
     def vf_count_refusal(self, pf, num_vfs):
@@ -208,8 +208,8 @@ class Driver(metaclass=ABCMeta):
     vendor_vfio_name = None       # what messages call such GPUs ("an SR-IOV NVIDIA GPU")
 
     def vendor_vfio_backend(self):
-        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card: :mod:`_vgpu`),
-        imported on first use; None when the family has none."""
+        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card:
+        ``_engines.vgpu``), imported on first use; None when the family has none."""
         return None
 
     def vendor_vfio_why_not(self, unit):

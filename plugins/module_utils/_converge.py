@@ -259,13 +259,14 @@ def host_module():
     """The host-module machinery a card's plan runs through, and the programming engines, imported by the first card
     to plan: a host whose cards all carry their functions loads none of them (bench/BENCHMARKS.md).
 
-    The kinds import their engine by name (``kind.program()``, through ``_lazy``), which ansible-core's payload
+    The kinds import their engine by name (``kind.program()``, through ``_engines.ENGINES``), which the payload
     builder does not follow, so that a module that only asks the registry does not ship the engines. This module
     programs through every kind: the engines are imported here so that they ship with it
     (tests/unit/plugins/test_module_payloads.py checks that every kind's engine does)."""
     # pylint: disable=import-outside-toplevel,unused-import
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov, _vgpu  # noqa: F401
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_mig, nvidia_vgpu  # noqa: F401
+    # every engine of _engines.ENGINES, by import statement so that the payload builder ships them
+    # (tests/unit/plugins/module_utils/test_engines.py checks this line against the table)
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga, nvidia_mig, nvidia_vgpu, sriov, vgpu  # noqa: F401
     from ansible_collections.accelops.lifecycle.plugins.module_utils import _hostmodule
     return _hostmodule
 

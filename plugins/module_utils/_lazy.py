@@ -8,10 +8,7 @@
   any one of its filters (a role task that uses ``converge_report`` pays for ``fleet_report``'s Placement package
   too). A filter file that names its engine ``lazy("_pools")`` instead of importing it costs that worker nothing
   until the filter runs.
-- The declaration's kinds (``kind.program()``): ansible-core builds a module's payload from the files its imports
-  reach, imports inside functions included, but not from a name. A kind that names its programming engine here
-  keeps that engine out of the payload of every module that only asks the driver registry (discovery, the
-  Placement and Cyborg modules); a module that programs imports the engine itself, so that it ships.
+(The declaration kinds' engines are imported by name the same way, through ``_engines.ENGINES``.)
 """
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ state:
   type: str
 '''
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._fpga import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.fpga import PROGRAM
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
 
 

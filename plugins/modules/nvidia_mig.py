@@ -39,7 +39,15 @@ extends_documentation_fragment:
   - accelops.lifecycle._host
   - accelops.lifecycle._plan
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
+  action:
+    support: full
+    details: a mig-parted config file named by O(mig_parted_config) is read on the host and parsed on the controller.
+  async:
+    support: none
+  bypass_host_loop:
+    support: none
   check_mode:
     support: full
   diff_mode:
@@ -78,6 +86,8 @@ options:
         entry whose C(devices) (V(all) or a list of indexes) and C(device-filter) (when present: V(0x233510DE), or
         V(0x233010DE:0x16C010DE) to match the board's subsystem too) match the GPU applies, in order, so the last
         of them gives C(mig-enabled) and C(mig-devices). A path is read as given (not under O(root))."
+      - A file is read on the host (with C(ansible.builtin.slurp), at most 1 MiB) and parsed on the controller by the
+        module's action plugin, with PyYAML's safe loader; the module itself takes the mapping."
     type: raw
   config_name:
     description:
@@ -233,7 +243,7 @@ audit:
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_mig import PROGRAM
 
 
 def main():

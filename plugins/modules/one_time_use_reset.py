@@ -122,7 +122,7 @@ audit:
 
 # an FPGA is reset by loading its declared function again with fpga_program's engine, imported by name (kind.program()),
 # which the payload builder does not follow: imported here so that it is shipped
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._reuse_reset import PROGRAM
 

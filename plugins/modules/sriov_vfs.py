@@ -195,7 +195,7 @@ audit:
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import PROGRAM
 
 
 def main():

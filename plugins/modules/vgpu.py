@@ -221,9 +221,9 @@ audit:
 
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import run_program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import PROGRAM
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.vgpu import PROGRAM
 # the families' vendor_vfio backends, which the engine asks for by name: imported here so that this module ships them
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_vgpu  # noqa: F401  pylint: disable=unused-import
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import nvidia_vgpu  # noqa: F401  pylint: disable=unused-import
 
 
 def main():

@@ -47,7 +47,7 @@ from hostfaults_helpers import (
     write_two_fpga_lab,
 )
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import mdev_uuid
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.vgpu import mdev_uuid
 from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge, fpga_program, sriov_vfs, vgpu
 
 ERRNOS = ("EBUSY", "EIO", "ENODEV", "EINVAL")

@@ -26,7 +26,7 @@ from helpers import patch_exits, run_module
 import accelsim
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse
 from ansible_collections.accelops.lifecycle.plugins.module_utils._converge import ConvergeRefused, HostLock
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import TYPE_CACHE, TypeResolver
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_vgpu import TYPE_CACHE, TypeResolver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 

@@ -137,8 +137,8 @@ def for_record(record):
 
 
 def for_sriov_pf(pf):
-    """The built-in driver whose SR-IOV rules (``vf_count_refusal``) apply to a PF as ``_sriov.read_pf`` reads it;
-    generic PCI (the kernel's own rule) when no family claims it."""
+    """The built-in driver whose SR-IOV rules (``vf_count_refusal``) apply to a PF as ``_engines.sriov.read_pf``
+    reads it; generic PCI (the kernel's own rule) when no family claims it."""
     for drv in _BUILT_IN:
         if drv.owns_sriov_pf(pf):
             return drv

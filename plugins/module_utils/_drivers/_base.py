@@ -6,9 +6,8 @@
 
 A driver is a small stateless object. Discovery asks :meth:`Driver.claims` of each driver in
 registry order (first claim wins), then :meth:`Driver.describe` for each claimed function that
-survives the filters. ``plan``/``apply``/``verify``/``release`` are the programming interface; they
-are declared here and implemented by the programming work. :class:`Kind` is what the shared code asks of a
-declaration kind; the generic one, ``passthrough``, is here.
+survives the filters. Programming is not a driver's: the engines (``_engines``) ask the family's hooks what differs.
+:class:`Kind` is what the shared code asks of a declaration kind; the generic one, ``passthrough``, is here.
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -18,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from abc import ABCMeta, abstractmethod
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
@@ -37,9 +37,26 @@ _ALL_F = re.compile(r"^(0x)?[fF]+$")
 MAX_INSTANCE_RE = re.compile(r"max_instance\s*=\s*(\d+)")
 
 
-class Driver(object):
-    """Base class. Subclasses set ``name``, ``family`` and ``programming_model`` and override
-    :meth:`claims` and :meth:`describe`."""
+class Driver(metaclass=ABCMeta):
+    """What the shared code asks a family, every hook in one list. A family must answer the two abstract ones
+    (:meth:`claims`, :meth:`describe`: a driver that does not cannot be made); every other hook has the default
+    documented where it is declared below, which a family overrides only where it differs. (FPGA families answer
+    more: :class:`_drivers.fpga.FpgaDriver`'s abstract hooks.)
+
+    - identity: ``name``, ``family``, ``programming_model``, ``claims_vfs``, ``summarize_vfs``, ``discovery_tool``
+    - discovery: ``claims`` (abstract), ``describe`` (abstract), ``is_secondary``, ``related_addresses``,
+      ``describe_folded_vf``, ``matches_record``
+    - Placement: ``vfs_pooled_in_pf``, ``discovered_function_trait``, ``provider_specs``, ``host_provider_specs``
+    - the card as one device (Nova, Ironic): ``function_carriers``, ``card_view``
+    - SR-IOV (the sriov engine): ``owns_sriov_pf``, ``vf_count_refusal``, ``vf_driver_refusal``
+    - Cyborg: ``cyborg_driver_name``, ``cyborg_profile_classes``, ``pci_vendors``, ``cyborg_vendor``,
+      ``cyborg_driver``, ``no_cyborg_driver``, ``cyborg_vendor_trait``, ``cyborg_function_trait``
+    - Ironic: ``ironic_type``, ``ironic_default``
+    - in use: ``in_use_evidence``, ``held_device_nodes``
+    - vendor-specific VFIO vGPUs (the vgpu engine): ``vendor_vfio_vendor``, ``vendor_vfio_name``,
+      ``vendor_vfio_backend``, ``vendor_vfio_why_not``, ``vendor_vfio_unmanaged``
+    - one-time-use devices: ``reuse_reset``
+    """
 
     name = "base"
     family = "pci"
@@ -50,10 +67,10 @@ class Driver(object):
     # port VFs, one or a few per card): those always stay records.
     summarize_vfs = True
 
+    @abstractmethod
     def claims(self, func, ctx=None):
         """True when this driver handles ``func`` (a :class:`_pci.PciFunction`). Must be cheap: only
         the first-pass fields (ids, class, kernel driver, physfn) should be needed."""
-        return False
 
     # the read-only vendor tool discovery may run for the family's cards: (tool, the module option that says where it
     # is or that it is not run, what discovery does not read without it); None: the family runs none
@@ -71,11 +88,11 @@ class Driver(object):
             out.append(func.physfn)
         return out
 
+    @abstractmethod
     def describe(self, func, ctx):
         """Family-specific fields to merge into the function's record (see docs/discovery.md):
         any of ``programming_model``, ``function``, ``healthy``, ``units`` (extra units besides the
-        function itself), and the family section (``gpu``, ``fpga``, ``qat``, ``nic``)."""
-        return {}
+        function itself), and the family section (``gpu``, ``fpga``, ``qat``, ``nic``); ``{}`` when it adds none."""
 
     def describe_folded_vf(self, func, ctx):
         """What ``vf_detail: summary`` keeps of a VF folded into its PF's record: ``unit_type``, ``units`` and,
@@ -127,8 +144,8 @@ class Driver(object):
 
     # -- SR-IOV programming (sriov_vfs): the family's rules for a PF's VF count -------------------------------
     def owns_sriov_pf(self, pf):
-        """True when this family's SR-IOV rules apply to a PF as ``_sriov.read_pf`` reads it (``vendor``, ``device``:
-        4 hex digits; ``driver``: the bound kernel driver or None)."""
+        """True when this family's SR-IOV rules apply to a PF as ``_engines.sriov.read_pf`` reads it (``vendor``,
+        ``device``: 4 hex digits; ``driver``: the bound kernel driver or None)."""
         return False
 
     def vf_count_refusal(self, pf, num_vfs):
@@ -177,7 +194,7 @@ class Driver(object):
 
     # -- in use: evidence the family's own section holds besides the units' ----------------------------------
     def in_use_evidence(self, card):
-        """Evidence lines (``_vocab.card_in_use``'s form) for users of the card that its units do not show."""
+        """Evidence lines (``_cardstate.card_in_use``'s form) for users of the card that its units do not show."""
         return []
 
     def held_device_nodes(self, sysfs):
@@ -191,8 +208,8 @@ class Driver(object):
     vendor_vfio_name = None       # what messages call such GPUs ("an SR-IOV NVIDIA GPU")
 
     def vendor_vfio_backend(self):
-        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card: :mod:`_vgpu`),
-        imported on first use; None when the family has none."""
+        """The vgpu module's ``vendor_vfio`` backend for such GPUs (``plan`` and ``finish`` of a card:
+        ``_engines.vgpu``), imported on first use; None when the family has none."""
         return None
 
     def vendor_vfio_why_not(self, unit):
@@ -238,23 +255,6 @@ class Driver(object):
                 base, want[0], want[1], driver or "no driver")
         return ReuseReset("the kernel's function reset (%s/reset), then the ids and driver read back" % base, run)
 
-    # -- programming interface (implemented by the programming work) ------------------------------
-    def plan(self, record, desired, ctx):
-        """Return the ordered list of steps that would turn ``record`` into ``desired``."""
-        raise NotImplementedError("%s: plan() is not implemented yet" % self.name)
-
-    def apply(self, plan, ctx):
-        """Carry out the steps of a plan; return what changed."""
-        raise NotImplementedError("%s: apply() is not implemented yet" % self.name)
-
-    def verify(self, record, desired, ctx):
-        """Re-read the device and say whether it matches ``desired``."""
-        raise NotImplementedError("%s: verify() is not implemented yet" % self.name)
-
-    def release(self, record, unit, ctx):
-        """Undo what was created for ``unit`` (remove an mdev, reset a vGPU type, unbind)."""
-        raise NotImplementedError("%s: release() is not implemented yet" % self.name)
-
 
 class ReuseReset(object):
     """A family's reset of one one-time-use device: ``description`` (what it does, for the plan), and either
@@ -278,7 +278,7 @@ HOST_PROGRAM_SETTINGS = {"persistent": "persistent", "persist_root": "persist_ro
                          "libvirt_run_dir": "libvirt_run_dir"}
 
 
-class Kind(object):
+class Kind(metaclass=ABCMeta):
     """One kind of declared function. The shared code asks it everything that differs between kinds; the
     defaults are a function that nothing programs and that a card offers as one unit."""
 
@@ -291,26 +291,30 @@ class Kind(object):
     provision_id_key = None  # the key of ``{how}`` that holds the function id or type
     provision_label = None   # what the provision filter's messages call it
 
+    @abstractmethod
     def validate(self, c, raw):
         """The entry's section ``raw`` normalised; ``c`` (the declaration's checker) fails naming the key."""
-        raise NotImplementedError("%s: validate() is not implemented" % self.name)
 
     def refusal(self, entry, card):
         """Why ``card`` (a record of one of :attr:`families`) cannot carry ``entry``'s function, or None."""
         return None
 
+    @abstractmethod
     def carries(self, entry, card, by_addr):
         """Whether ``card`` offers ``entry``'s function exactly already (nothing to program); ``by_addr``: the host's
         records by address."""
-        raise NotImplementedError("%s: carries() is not implemented" % self.name)
 
     def module_args(self, entry, address):
         """The arguments of :attr:`module` for the card at ``address`` (None when nothing programs it)."""
         return None
 
     def program(self):
-        """The :class:`_hostmodule.Program` of :attr:`module` (its engine is imported on first use)."""
-        return None
+        """The :class:`_hostmodule.Program` of :attr:`module`, its engine (``_engines.ENGINES``) imported on first use:
+        a module that only asks the registry does not load or ship it. None when nothing programs the kind."""
+        if self.module is None:
+            return None
+        from ansible_collections.accelops.lifecycle.plugins.module_utils import _engines  # pylint: disable=import-outside-toplevel
+        return _engines.program(self.module)
 
     def function_names(self, entry):
         """``{function id or type: entry name}``, every spelling of it a card or Placement may show."""

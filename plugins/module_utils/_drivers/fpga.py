@@ -13,10 +13,10 @@ Standard library only, Python 3.9+.
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind, ReuseReset
-from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Refusal
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import SHA256_RE, function_id
 
@@ -99,6 +99,10 @@ def find_rel(sysfs, base, name, depth=4):
 
 
 class FpgaDriver(Driver):
+    """What the FPGA families share. Besides :class:`Driver`'s, an FPGA family must answer ``parse_bitstream``,
+    ``program_target`` and ``tool_args`` (abstract), and states ``bitstream_format``, ``bitstream_magic``,
+    ``bitstream_kind`` and ``tool``; ``product_traits`` defaults to none."""
+
     family = "fpga"
     cyborg_profile_classes = {"fpga": "FPGA"}
     ironic_type = "FPGA"
@@ -108,19 +112,19 @@ class FpgaDriver(Driver):
     bitstream_kind = None       # the format, as a message names it
     tool = None
 
+    @abstractmethod
     def parse_bitstream(self, data):
         """``{format, interface_id, function_id, name, platform}`` from a file of this family's format (ids as 32
         hex digits; ``data``: its first bytes). Raises :class:`FpgaError` when the metadata is broken."""
-        raise FpgaError("no bitstream format is known for this card")
 
+    @abstractmethod
     def program_target(self, sysfs, record, port, vfs, result):
         """The :class:`Target` that ``fpga_program`` loads a bitstream onto (``vfs``: the card's VF addresses,
         ``result``: the discovery it came from). Raises :class:`FpgaError` when the card cannot be programmed."""
-        raise FpgaError("%s is not an FPGA this module can program" % record.get("address"))
 
+    @abstractmethod
     def tool_args(self, target, staged_path):
         """The vendor tool's arguments (after its path) that load ``staged_path`` onto ``target``."""
-        raise FpgaError("%s: no tool loads bitstreams onto it" % target.name)
 
     def reuse_reset(self, sysfs, record, assignment):
         """An FPGA's reset for the next tenant: the declared function loaded again (``fpga_program`` with
@@ -239,11 +243,6 @@ class FpgaKind(Kind):
             if f[key]:
                 args[key] = f[key]
         return args
-
-    def program(self):
-        # by name, on first use: the FPGA engine is loaded by the converge of a card to change, and shipped only by the
-        # modules that program (they import it themselves), not by every module that asks the registry
-        return lazy("_fpga").PROGRAM
 
     def function_names(self, entry):
         fid = entry["fpga"]["function_id"]

@@ -267,12 +267,6 @@ class VgpuKind(Kind):
     def module_args(self, entry, address):
         return {"addresses": [address], "type": entry["vgpu"]["type"], "count": entry["vgpu"]["count"]}
 
-    def program(self):
-        # by name, on first use: the vGPU engine is loaded by the converge of a card to change, and shipped only by the
-        # modules that program (they import it themselves), not by every module that asks the registry
-        from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy  # pylint: disable=import-outside-toplevel
-        return lazy("_vgpu").PROGRAM
-
     def function_names(self, entry):
         return {entry["vgpu"]["type"]: entry["name"]}
 

@@ -10,9 +10,10 @@ vGPU type ids mean different things on different card models, so a VF's type id 
 name with the types listed by the VFs of the same card (its PF).
 
 The family's rules outside discovery are hooks of the driver (``nvidia-smi`` and its ``nvidia_smi`` option, the MIG
-device nodes a process may hold, hostdev's rules for a vendor-VFIO VF); its programming sits in files beside this
-one, imported on first use: ``nvidia_vgpu.py`` (the vgpu module's vendor_vfio backend) and ``nvidia_mig.py`` (the
-MIG engine and the ``mig`` kind).
+device nodes a process may hold, hostdev's rules for a vendor-VFIO VF). Beside this file: ``nvidia_smi.py`` (what
+nvidia-smi's output says) and ``nvidia_mig_layout.py`` (the MIG layout grammar). The family's programming is in the
+engines, imported on first use: ``_engines/nvidia_vgpu.py`` (the vgpu module's vendor_vfio
+backend) and ``_engines/nvidia_mig.py`` (the MIG engine of the ``mig`` kind, which is here).
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -32,28 +33,22 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     read_text,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.gpu import GpuDriver, empty_gpu_section, mdev_function
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig_layout import carries_layout, layout_text, parse_layout
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import (
+    parse_mig_ci,
+    parse_mig_gi,
+    parse_mig_gip,
+    parse_mig_gipp,
+    parse_mig_modes,
+    parse_vgpu_query,
+    parse_vgpu_supported_types,
+)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import discovered_function_trait
-from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import ProgrammingError
 
 __metaclass__ = type
 
 _TYPE_LINE = re.compile(r"^\s*(\d+)\s*:\s*(.*?)\s*$")
-# `nvidia-smi mig -lgi` rows: GPU, "MIG <profile name>", profile id, instance id, placement start:size
-_GI_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+):(\d+)\s*\|")
-# `nvidia-smi mig -lci` rows: GPU, GPU instance id, "MIG <profile name>", profile id, instance id and, from
-# driver R470 on, placement start:size (older drivers print no Placement column)
-_CI_LINE = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)(?:\s+(\d+):(\d+))?\s*\|")
-# `nvidia-smi mig -lgip` rows: GPU, "MIG <profile name>", profile id, instances free/total, memory GiB, P2P, SM,
-# DEC, ENC (a continuation row with CE, JPEG, OFA follows; not every driver prints it, and nothing here needs it)
-_GIP_LINE = re.compile(r"^\|\s*(\d+)\s+MIG\s+(\S+)\s+(\d+)\s+(\d+)/(\d+)\s+(\d+(?:\.\d+)?)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|")
-# `nvidia-smi mig -lgipp`: "GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1" ("Placement :" when only one)
-_GIPP_LINE = re.compile(r"^GPU\s+(\d+)\s+Profile ID\s+(\d+)\s+Placements?\s*:\s*\{([\d,\s]*)\}:(\d+)\s*$")
-_COMPUTE_SLICES = re.compile(r"^(\d+)g\.")
-# `nvidia-smi vgpu -s -v`: "GPU 00000000:3B:00.0" then per type "vGPU Type ID : 0x47a" and "Name : ..."
-_SMI_GPU_LINE = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
-_SMI_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z0-9 ()/-]*?)\s*:\s*(.*?)\s*$")
 
 
 def parse_vgpu_types(text):
@@ -64,80 +59,6 @@ def parse_vgpu_types(text):
         m = _TYPE_LINE.match(line)
         if m:
             out.append({"id": m.group(1), "name": m.group(2) or None})
-    return out
-
-
-def parse_mig_modes(text):
-    """``nvidia-smi --query-gpu=index,pci.bus_id,mig.mode.current,mig.mode.pending
-    --format=csv,noheader`` -> {address: {index, mode_current, mode_pending}}."""
-    out = {}
-    for line in (text or "").splitlines():
-        cols = [c.strip() for c in line.split(",")]
-        if len(cols) < 4:
-            continue
-        addr = normalize_address(cols[1])
-        if addr is None:
-            continue
-        try:
-            index = int(cols[0])
-        except ValueError:
-            continue
-
-        def _mode(v):
-            return None if v.startswith("[") or v in ("", "N/A") else v
-        out[addr] = {"index": index, "mode_current": _mode(cols[2]), "mode_pending": _mode(cols[3])}
-    return out
-
-
-def parse_mig_gi(text):
-    """``nvidia-smi mig -lgi`` table -> {gpu index: [{id, name, profile_id, placement}]}."""
-    out = {}
-    for line in (text or "").splitlines():
-        m = _GI_LINE.match(line.strip())
-        if m:
-            out.setdefault(int(m.group(1)), []).append({
-                "id": int(m.group(4)), "name": m.group(2), "profile_id": int(m.group(3)),
-                "placement": "%s:%s" % (m.group(5), m.group(6))})
-    return out
-
-
-def parse_mig_ci(text):
-    """``nvidia-smi mig -lci`` table -> {gpu index: [{gpu_instance_id, id, name, profile_id,
-    placement}]} (placement null from drivers that print no Placement column)."""
-    out = {}
-    for line in (text or "").splitlines():
-        m = _CI_LINE.match(line.strip())
-        if m:
-            out.setdefault(int(m.group(1)), []).append({
-                "gpu_instance_id": int(m.group(2)), "id": int(m.group(5)), "name": m.group(3),
-                "profile_id": int(m.group(4)),
-                "placement": "%s:%s" % (m.group(6), m.group(7)) if m.group(6) is not None else None})
-    return out
-
-
-def parse_mig_gip(text):
-    """``nvidia-smi mig -lgip`` table -> {gpu index: [{id, name, instances_free, instances_total, memory_gib,
-    compute_slices}]} (compute slices from the name's ``<n>g``)."""
-    out = {}
-    for line in (text or "").splitlines():
-        m = _GIP_LINE.match(line.strip())
-        if m:
-            c = _COMPUTE_SLICES.match(m.group(2))
-            out.setdefault(int(m.group(1)), []).append({
-                "id": int(m.group(3)), "name": m.group(2), "instances_free": int(m.group(4)),
-                "instances_total": int(m.group(5)), "memory_gib": float(m.group(6)),
-                "compute_slices": int(c.group(1)) if c else None})
-    return out
-
-
-def parse_mig_gipp(text):
-    """``nvidia-smi mig -lgipp`` -> {gpu index: {profile id: (placement starts, memory slices)}}."""
-    out = {}
-    for line in (text or "").splitlines():
-        m = _GIPP_LINE.match(line.strip())
-        if m:
-            starts = [int(x) for x in m.group(3).replace(" ", "").split(",") if x]
-            out.setdefault(int(m.group(1)), {})[int(m.group(2))] = (starts, int(m.group(4)))
     return out
 
 
@@ -232,54 +153,6 @@ def _mig_in_use(ctx, addr, entry):
     entry["gpu_in_use_by"] = list(by_path.get("/dev/nvidia%d" % minor, ())) if by_path else []
 
 
-def _smi_fields(text):
-    """``(GPU address, field, value)`` for each ``Field : value`` line of ``nvidia-smi vgpu`` output under the
-    ``GPU <bus id>`` line it follows, and ``(GPU address, None, None)`` at each such line."""
-    gpu = None
-    for line in (text or "").splitlines():
-        m = _SMI_GPU_LINE.match(line.strip())
-        if m:
-            gpu = normalize_address(m.group(1)) or m.group(1).lower()
-            yield gpu, None, None
-            continue
-        m = _SMI_FIELD.match(line)
-        if m and gpu is not None:
-            yield gpu, m.group(1), m.group(2)
-
-
-def parse_vgpu_supported(text):
-    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): name}}."""
-    return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
-                for gpu, types in parse_vgpu_supported_types(text).items())
-
-
-def parse_vgpu_supported_types(text):
-    """``nvidia-smi vgpu -s -v`` -> {PCI address: {type id (decimal string): {name, gi_profile_id}}}:
-    ``gi_profile_id`` is the type's ``GPU Instance Profile ID`` (the GI profile a MIG-backed type runs on; None for
-    ``N/A``, a time-sliced type). What makes a type MIG-backed is that field, not its name: Blackwell's ``DC-1-2Q``
-    is MIG-backed (NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs")."""
-    out = {}
-    cur = None
-    for gpu, key, value in _smi_fields(text):
-        types = out.setdefault(gpu, {})
-        if key is None:
-            cur = None
-        elif key == "vGPU Type ID":
-            try:
-                tid = str(int(value, 16) if value.lower().startswith("0x") else int(value))
-            except ValueError:
-                cur = None
-                continue
-            cur = types.setdefault(tid, {"name": None, "gi_profile_id": None})
-        elif cur is None:
-            continue
-        elif key == "Name" and value and cur["name"] is None:
-            cur["name"] = value
-        elif key == "GPU Instance Profile ID" and value.isdigit():
-            cur["gi_profile_id"] = int(value)
-    return out
-
-
 def _smi_once(ctx, key, args, parse):
     """``nvidia-smi <args>`` parsed with ``parse``, run at most once per discovery (kept in ``ctx.cache[key]``); {}
     without nvidia-smi, or when it fails (then a warning says why)."""
@@ -310,36 +183,6 @@ def smi_vgpu_names(ctx):
     """vGPU type names per card from ``nvidia-smi vgpu -s -v``."""
     return dict((gpu, dict((tid, t["name"]) for tid, t in types.items() if t["name"]))
                 for gpu, types in smi_vgpu_types(ctx).items())
-
-
-def parse_vgpu_query(text):
-    """``nvidia-smi vgpu -q`` -> {GPU PCI address: [{type_id, name, gpu_instance_id, vm_name, guest_address}]}: one
-    entry per vGPU block (``vGPU Type``, ``vGPU Name``, ``GPU Instance ID``: null for ``N/A``, a time-sliced vGPU;
-    ``VM Name``: the domain running it, null for ``N/A``; ``guest_address``: the ``Bus Id`` of its ``PCI`` section,
-    the vGPU's address inside the guest (``00000000:00:00.0`` until the guest driver loads), not the host VF:
-    :func:`assign_vgpu_vfs` ties each vGPU to its VF)."""
-    out = {}
-    cur = None
-    for gpu, key, value in _smi_fields(text):
-        vgpus = out.setdefault(gpu, [])
-        if key is None:
-            cur = None
-        elif key == "vGPU ID":
-            cur = {"type_id": None, "name": None, "gpu_instance_id": None, "vm_name": None, "guest_address": None}
-            vgpus.append(cur)
-        elif cur is None:
-            continue
-        elif key == "vGPU Type" and value.isdigit():
-            cur["type_id"] = str(int(value))
-        elif key == "vGPU Name" and value not in ("", "N/A"):
-            cur["name"] = value
-        elif key == "GPU Instance ID" and value.isdigit():
-            cur["gpu_instance_id"] = int(value)
-        elif key == "VM Name" and value not in ("", "N/A"):
-            cur["vm_name"] = value
-        elif key == "Bus Id":
-            cur["guest_address"] = normalize_address(value)
-    return out
 
 
 def assign_vgpu_vfs(vgpus, vf_types, domains_of=None):
@@ -576,7 +419,8 @@ class NvidiaGpuDriver(GpuDriver):
     def vendor_vfio_backend(self):
         # by name, on first use: the programming backend is loaded by the vgpu engine, not by discovery, and shipped
         # only by the modules that program vGPUs (they import it themselves), not by every module that has the driver
-        return lazy("_drivers.nvidia_vgpu").BACKEND
+        from ansible_collections.accelops.lifecycle.plugins.module_utils import _engines  # pylint: disable=import-outside-toplevel
+        return _engines.engine("_engines.nvidia_vgpu").BACKEND
 
     @staticmethod
     def _vgpu_of(func):
@@ -713,122 +557,11 @@ class NvidiaGpuDriver(GpuDriver):
         return out
 
 
-# MIG layouts as a declaration and nvidia_mig give them
-# a GI profile name with its media-engine suffix, as `nvidia-smi mig -lgip` lists them: ``+me`` (one media engine),
-# ``+me.all`` (all of them), ``-me`` (none), ``+gfx`` (graphics) (NVIDIA MIG User Guide, "Supported MIG Profiles";
-# mig-parted's config-default.yaml uses all four)
-PROFILE_RE = re.compile(r"^(?:MIG\s+)?(\d+g\.\d+gb(?:\+me\.all|\+me|-me|\+gfx)?)$", re.I)
-# the word that asks for no GPU instance at all (an empty value never means "destroy every instance")
-NO_INSTANCES = "none"
-TERM_RE = re.compile(r"^(?:(\d+)\s*[x*]\s*)?(\S.*)$", re.I)
-
-
-# -- the declared layout ---------------------------------------------------------------------------------------
-def _profile_token(token, option):
-    t = ("%s" % (token,)).strip()
-    m = PROFILE_RE.match(t)
-    if not m:
-        raise ProgrammingError("%s: %r is not a MIG profile name (accepted: names such as 1g.10gb, 3g.40gb, "
-                               "1g.10gb+me, 1g.24gb+me.all, 1g.24gb-me, 1g.24gb+gfx)" % (option, token))
-    return m.group(1).lower()
-
-
-def parse_layout(value, option="layout"):
-    """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
-    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``none``, ``[]`` or
-    ``{}``: no instances. A blank string (``""``, ``"\\n"``, ``['']``) is refused: a layout that destroys every GPU
-    instance must say so."""
-    out = []
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        value = [{"profile": k, "count": v} for k, v in value.items()]
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            raise ProgrammingError("%s: an empty layout is refused; write %s for no GPU instance (every instance is "
-                                   "destroyed) or terms like \"2 x 3g.40gb + 1 x 1g.10gb\"" % (option, NO_INSTANCES))
-        if text.lower() == NO_INSTANCES:
-            return []
-        # "+" joins terms, except in a profile name's "+me"/"+gfx" suffix
-        terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)]
-        for term in terms:
-            m = TERM_RE.match(term) if term else None
-            if not m:
-                raise ProgrammingError("%s: %r: expected terms like \"2 x 3g.40gb\" joined with +" % (option, term))
-            out.extend([_profile_token(m.group(2), option)] * int(m.group(1) or 1))
-        return sorted(out)
-    if not isinstance(value, list):
-        raise ProgrammingError("%s: expected a list of {profile, count}, a list of profile names or a string such as "
-                               "\"2 x 3g.40gb + 1 x 1g.10gb\"; got %s" % (option, type(value).__name__))
-    for i, item in enumerate(value):
-        if isinstance(item, str):
-            out.extend(parse_layout(item, "%s[%d]" % (option, i)))
-            continue
-        if not isinstance(item, dict) or "profile" not in item:
-            raise ProgrammingError("%s[%d]: expected {profile: NAME, count: N} or a profile name" % (option, i))
-        unknown = sorted(set(item) - {"profile", "count"})
-        if unknown:
-            raise ProgrammingError("%s[%d]: unknown key(s) %s (accepted: profile, count)" % (option, i, ", ".join(unknown)))
-        count = item.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int):
-            try:
-                count = int("%s" % count)
-            except ValueError:
-                raise ProgrammingError("%s[%d].count: %r is not a whole number" % (option, i, count))
-        if count < 0 or count > 7:
-            raise ProgrammingError("%s[%d].count: %d is out of range (0 to 7 instances of a profile per GPU)" % (option, i, count))
-        out.extend([_profile_token(item["profile"], "%s[%d].profile" % (option, i))] * count)
-    return sorted(out)
-
-
-def layout_text(names):
-    """``2 x 3g.40gb + 1 x 1g.10gb`` (largest first); ``none`` for no instances."""
-    if not names:
-        return "none"
-    counts = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    order = sorted(counts, key=lambda n: (-profile_slices(n), n))
-    return " + ".join("%d x %s" % (counts[n], n) for n in order)
-
-
-def profile_slices(name):
-    try:
-        return int(name.split("g.", 1)[0])
-    except ValueError:
-        return 0
-
-
-def record_layout(record):
-    """A discovery record's MIG state as ``(mode, layout names, complete)``: mode ``Enabled``/``Disabled``/None (not
-    MIG capable or nvidia-smi not run), the sorted profile names of its GPU instances, and whether each has a compute
-    instance. What a declaration compares with the layout it asks for (see :func:`carries_layout`)."""
-    mig = (record.get("gpu") or {}).get("mig")
-    if not mig:
-        return None, [], False
-    gis = mig.get("gpu_instances") or []
-    with_ci = set(c.get("gpu_instance_id") for c in mig.get("compute_instances") or [])
-    return mig.get("mode_current"), sorted(g.get("name") for g in gis), all(g.get("id") in with_ci for g in gis)
-
-
-def carries_layout(record, mode, names):
-    """Whether the GPU of discovery ``record`` runs MIG ``mode`` (enabled/disabled) with exactly the layout ``names``
-    (profile names, as :func:`parse_layout` gives them; None: any layout): nothing for ``nvidia_mig`` to do. A mode
-    change that is only pending does not count as carried."""
-    cur, have, complete = record_layout(record)
-    mig = (record.get("gpu") or {}).get("mig") or {}
-    if mode == "disabled":
-        return cur == "Disabled" and mig.get("mode_pending") in (None, "Disabled")
-    if cur != "Enabled" or mig.get("mode_pending") not in (None, "Enabled"):
-        return False
-    return names is None or (have == sorted(names) and complete)
-
-
 # -- the declaration's mig kind ----------------------------------------------------------------------------------
 class MigKind(Kind):
-    """An NVIDIA GPU's MIG mode and layout (``accelops.lifecycle.nvidia_mig``). The engine (``nvidia_mig.py``) is
-    imported by name in :meth:`program`: a module that only reads declarations does not ship it."""
+    """An NVIDIA GPU's MIG mode and layout (``accelops.lifecycle.nvidia_mig``). Its engine (``_engines/nvidia_mig.py``)
+    is imported by name through ``_engines.ENGINES`` (``Kind.program``): a module that only reads declarations does
+    not ship it."""
 
     name = "mig"
     keys = ("layout", "mode")
@@ -863,9 +596,6 @@ class MigKind(Kind):
         if entry["mig"]["layout"] is not None:
             args["layout"] = entry["mig"]["layout"]
         return args
-
-    def program(self):
-        return lazy("_drivers.nvidia_mig").PROGRAM
 
 
 MIG_KIND = MigKind()

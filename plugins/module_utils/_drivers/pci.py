@@ -18,7 +18,6 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     mdev_units,
     read_mdev,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
 
 __metaclass__ = type
 
@@ -85,11 +84,6 @@ class VfsKind(Kind):
         if entry["vfs"]["vfs"]:
             args["vfs"] = entry["vfs"]["vfs"]
         return args
-
-    def program(self):
-        # by name, on first use: the SR-IOV engine is loaded by the converge of a card to change, and shipped only by the
-        # modules that program (they import it themselves), not by every module that asks the registry
-        return lazy("_sriov").PROGRAM
 
     def units(self, entry, card):
         return entry["vfs"]["count"]

@@ -16,9 +16,6 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
-import json
-import struct
-
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import (
     Driver,
@@ -28,7 +25,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base 
     walk_dirs,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga import (
-    HEX_ID_RE, FpgaDriver, FpgaError, Target, is_zero_id, normalize_id)
+    HEX_ID_RE, FpgaDriver, FpgaError, Target, is_zero_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._naming import fpga_function_trait, fpga_region_trait
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import read_attr_real
 
@@ -96,21 +93,12 @@ class XilinxFpgaDriver(FpgaDriver):
     tool = "xbmgmt"
 
     def parse_bitstream(self, data):
-        # accelsim's simplified xclbin: magic, uint32 length, JSON header (uuid, interface_uuid, platform_vbnv)
-        if len(data) >= 13 and data[12:13] == b"{":
-            (length,) = struct.unpack_from("<I", data, 8)
-            try:
-                hdr = json.loads(data[12:12 + length].decode("utf-8"))
-                iface, xid = normalize_id(hdr["interface_uuid"]), normalize_id(hdr["uuid"])
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
-                raise FpgaError("xclbin JSON header is not valid: %s" % e)
-            platform = hdr.get("platform_vbnv")
-        else:
-            if len(data) < _AXLF_MIN:
-                raise FpgaError("xclbin is truncated: %d bytes, the axlf header needs %d" % (len(data), _AXLF_MIN))
-            iface = data[_AXLF_INTERFACE:_AXLF_INTERFACE + 16].hex()
-            xid = data[_AXLF_UUID:_AXLF_UUID + 16].hex()
-            platform = data[_AXLF_VBNV:_AXLF_VBNV + 64].split(b"\0", 1)[0].decode("utf-8", "replace") or None
+        # the axlf header, as XRT's xclbin.h lays it out (docs/fpga.md)
+        if len(data) < _AXLF_MIN:
+            raise FpgaError("xclbin is truncated: %d bytes, the axlf header needs %d" % (len(data), _AXLF_MIN))
+        iface = data[_AXLF_INTERFACE:_AXLF_INTERFACE + 16].hex()
+        xid = data[_AXLF_UUID:_AXLF_UUID + 16].hex()
+        platform = data[_AXLF_VBNV:_AXLF_VBNV + 64].split(b"\0", 1)[0].decode("utf-8", "replace") or None
         for label, v in (("interface uuid", iface), ("uuid", xid)):
             if not v or not HEX_ID_RE.match(v) or is_zero_id(v):
                 raise FpgaError("xclbin %s is missing or not a UUID: %r" % (label, v))

@@ -5,9 +5,11 @@ a little-endian 32-bit metadata length, the JSON metadata, then the raw bitstrea
 the PR interface the AFU was built against (``afu-image.interface-uuid``) and the AFU
 (``afu-image.accelerator-clusters[0].accelerator-type-uuid``).
 
-Xilinx xclbin, simplified: the real ``xclbin2`` magic, then a little-endian 32-bit header length and a
-JSON header with ``uuid`` (the xclbin's), ``interface_uuid`` (the shell it targets) and
-``platform_vbnv``; the real format's binary section table is not modelled.
+Xilinx xclbin as XRT writes it (``struct axlf`` of XRT's xclbin.h, little-endian): ``xclbin2\0``, the signature
+length, reserved bytes, the key block, a unique id, then ``struct axlf_header`` with the file's length, time stamps,
+version, mode, the shell's ``m_interface_uuid``, ``m_platformVBNV``, the xclbin's ``uuid`` and the section count.
+No sections are written (nothing here reads them); the header is the real one, so that the collection reads the
+simulator's files the way it reads a real xclbin.
 """
 
 import json
@@ -59,23 +61,33 @@ def read_gbs(path):
     return iface, afu, meta
 
 
+# struct axlf: magic[8], int32 m_signature_length, reserved[28], m_keyBlock[256], uint64 m_uniqueId; then
+# struct axlf_header: uint64 m_length, m_timeStamp, m_featureRomTimeStamp; uint16 m_versionPatch; uint8 m_versionMajor,
+# m_versionMinor; uint16 m_mode, m_actionMask; m_interface_uuid[16]; m_platformVBNV[64]; uuid[16]; m_debug_bin[16];
+# uint32 m_numSections; padding[4]
+_AXLF_TOP = struct.Struct("<8si28s256sQ")
+_AXLF_HEADER = struct.Struct("<QQQHBBHH16s64s16s16sI4s")
+
+
 def make_xclbin(path, interface_uuid, xclbin_uuid, platform="xilinx_u250_gen3x16_base_4"):
-    header = json.dumps({"uuid": str(uuidlib.UUID(xclbin_uuid)), "interface_uuid": str(uuidlib.UUID(interface_uuid)),
-                         "platform_vbnv": platform}).encode()
+    size = _AXLF_TOP.size + _AXLF_HEADER.size
+    top = _AXLF_TOP.pack(XCLBIN_MAGIC, -1, b"\xff" * 28, b"\0" * 256, 0)
+    header = _AXLF_HEADER.pack(size, 1700000000, 0, 0, 2, 1, 0, 0, uuidlib.UUID(interface_uuid).bytes,
+                               platform.encode(), uuidlib.UUID(xclbin_uuid).bytes, b"", 0, b"")
     with open(path, "wb") as f:
-        f.write(XCLBIN_MAGIC + struct.pack("<I", len(header)) + header)
+        f.write(top + header)
     return path
 
 
 def read_xclbin(path):
-    """(interface_uuid, xclbin_uuid, header) of an xclbin; ValueError when it is not one."""
+    """(interface_uuid, xclbin_uuid, header) of an xclbin, the ids dashed; ValueError when it is not one."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:8] != XCLBIN_MAGIC or len(data) < 12:
+    if data[:8] != XCLBIN_MAGIC:
         raise ValueError("not an xclbin2 file")
-    (length,) = struct.unpack_from("<I", data, 8)
-    try:
-        header = json.loads(data[12:12 + length].decode())
-        return str(uuidlib.UUID(header["interface_uuid"])), str(uuidlib.UUID(header["uuid"])), header
-    except (ValueError, KeyError, TypeError):
-        raise ValueError("xclbin header is invalid") from None
+    if len(data) < _AXLF_TOP.size + _AXLF_HEADER.size:
+        raise ValueError("xclbin header is invalid")
+    h = _AXLF_HEADER.unpack_from(data, _AXLF_TOP.size)
+    header = {"length": h[0], "interface_uuid": str(uuidlib.UUID(bytes=h[8])),
+              "platform_vbnv": h[9].split(b"\0", 1)[0].decode("utf-8", "replace"), "uuid": str(uuidlib.UUID(bytes=h[10]))}
+    return header["interface_uuid"], header["uuid"], header

@@ -7,8 +7,8 @@
 ansible-core puts into a module's payload every module_utils file that the module's import statements reach,
 imports inside function bodies included, following the files it adds in the same way. The files are found
 here the same way from the source, with ``ast`` (``payload_files``), not with ansible-core's private payload
-builder. The programming engines (``_fpga``, ``_vgpu``, ``_sriov``, ``_drivers.nvidia_mig``;
-``_drivers.nvidia_vgpu``, NVIDIA's vGPU backend) are imported by name by the declaration's kinds
+builder. The programming engines (``_engines``' ``ENGINES`` table: ``_engines.fpga``, ``_engines.vgpu``,
+``_engines.sriov``, ``_engines.nvidia_mig``; ``_engines.nvidia_vgpu``, NVIDIA's vGPU backend) are imported by name by the declaration's kinds
 (``kind.program()``) and by the NVIDIA driver (``vendor_vfio_backend``), which no import statement shows: a
 module ships an engine only when it imports it itself. ``accelerator_converge`` programs through every kind and
 must ship them all; a module that only discovers or reads (``accelerator_info``, ``device_profile``, the
@@ -28,6 +28,7 @@ import sys
 import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _engines
 from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge
 
 PLUGINS = "ansible_collections.accelops.lifecycle.plugins"
@@ -87,7 +88,7 @@ def payload_files(module_path, utils_dir=UTILS_DIR):
 
 
 def shipped(module):
-    """The collection's module_utils in ``module``'s payload, by name relative to module_utils (``_fpga``,
+    """The collection's module_utils in ``module``'s payload, by name relative to module_utils (``_engines.fpga``,
     ``_drivers.nvidia``)."""
     if module not in _CACHE:
         _CACHE[module] = set(payload_files(os.path.join(MODULES_DIR, module + ".py")))
@@ -97,7 +98,7 @@ def shipped(module):
 def test_the_walker_sees_what_a_module_imports():
     # a module's own imports are in it, the files they import too, engines of other modules are not
     assert {"_discovery", "_drivers", "_drivers.nvidia", "_module"} <= shipped("accelerator_info")
-    assert {"_sriov", "_hostmodule"} <= shipped("sriov_vfs") and "_fpga" not in shipped("sriov_vfs")
+    assert {"_engines.sriov", "_hostmodule"} <= shipped("sriov_vfs") and "_engines.fpga" not in shipped("sriov_vfs")
 
 
 def test_the_walker_sees_every_module_a_module_loads():
@@ -123,14 +124,14 @@ def test_the_walker_sees_every_module_a_module_loads():
 
 
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
-@pytest.mark.parametrize("engine", ["_fpga", "_vgpu", "_drivers.nvidia_vgpu"])
+@pytest.mark.parametrize("engine", ["_engines.fpga", "_engines.vgpu", "_engines.nvidia_vgpu"])
 def test_a_module_that_does_not_program_ships_no_engine(module, engine):
     assert engine not in shipped(module)
 
 
 @pytest.mark.parametrize("module", NOT_PROGRAMMING)
 def test_a_module_that_does_not_program_ships_no_mig_engine(module):
-    assert shipped(module) & {"_drivers.nvidia_mig", "_sriov", "_hostmodule"} == set()
+    assert shipped(module) & {"_engines.nvidia_mig", "_engines.sriov", "_hostmodule"} == set()
 
 
 def engine_of(program):
@@ -153,10 +154,12 @@ def test_a_module_that_reads_declarations_ships_every_kind(module, kind):
     assert type(_drivers.kind(kind)).__module__[len(PLUGINS + ".module_utils."):] in shipped(module)
 
 
-@pytest.mark.parametrize("module, engine", [("sriov_vfs", "_sriov"), ("vgpu", "_vgpu"), ("fpga_program", "_fpga"),
-                                            ("nvidia_mig", "_drivers.nvidia_mig"),
-                                            ("vgpu", "_drivers.nvidia_vgpu"),
-                                            ("accelerator_converge", "_drivers.nvidia_vgpu"),
-                                            ("one_time_use_reset", "_fpga")])
+@pytest.mark.parametrize("module, engine", sorted((m, e) for m, engines in _engines.ENGINES.items() for e in engines))
 def test_a_programming_module_ships_its_engine(module, engine):
+    # the engine table is what the kinds' program() and the converge read: each module ships what it lists
     assert engine in shipped(module)
+
+
+@pytest.mark.parametrize("engine", sorted(set(e for engines in _engines.ENGINES.values() for e in engines)))
+def test_accelerator_converge_ships_every_engine_of_the_table(engine):
+    assert engine in shipped("accelerator_converge")

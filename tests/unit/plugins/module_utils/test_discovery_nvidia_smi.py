@@ -14,7 +14,7 @@ import pytest
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia, nvidia_smi  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
 L40 = "0000:3b:00.0"
@@ -221,10 +221,10 @@ def test_parse_vgpu_supported_verbose_layout():
             "GPU 00000000:5E:00.0\n"
             "    vGPU Type ID                      : 0x5ee\n"
             "        Name                          : NVIDIA RTX Pro 6000 Blackwell DC-2B\n")
-    assert nvidia.parse_vgpu_supported(text) == {
+    assert nvidia_smi.parse_vgpu_supported(text) == {
         "0000:3b:00.0": {"1140": "NVIDIA L40-1Q", "1149": "NVIDIA L40-48Q"},
         "0000:5e:00.0": {"1518": "NVIDIA RTX Pro 6000 Blackwell DC-2B"}}
-    assert nvidia.parse_vgpu_supported("") == {}
+    assert nvidia_smi.parse_vgpu_supported("") == {}
 
 
 def test_parse_mig_ci_without_placement_column():
@@ -237,9 +237,9 @@ def test_parse_mig_ci_without_placement_column():
             "|=======================================================|\n"
             "|   0      1       MIG 1c.3g.20gb       0         2     |\n"
             "+-------------------------------------------------------+\n")
-    assert nvidia.parse_mig_ci(text) == {0: [{"gpu_instance_id": 1, "id": 2, "name": "1c.3g.20gb", "profile_id": 0,
-                                              "placement": None}]}
-    assert nvidia.parse_mig_gi("No MIG-enabled devices found.\n") == {}
+    assert nvidia_smi.parse_mig_ci(text) == {0: [{"gpu_instance_id": 1, "id": 2, "name": "1c.3g.20gb", "profile_id": 0,
+                                                  "placement": None}]}
+    assert nvidia_smi.parse_mig_gi("No MIG-enabled devices found.\n") == {}
 
 
 def test_parse_mig_gip_and_gipp():
@@ -254,7 +254,7 @@ def test_parse_mig_gip_and_gipp():
             "+-------------------------------------------------------------------------------+\n"
             "|   1  MIG 7g.80gb          0     1/1        79.25      No     132    7     0   |\n"
             "+-------------------------------------------------------------------------------+\n")
-    assert nvidia.parse_mig_gip(text) == {
+    assert nvidia_smi.parse_mig_gip(text) == {
         0: [{"id": 20, "name": "1g.10gb+me", "instances_free": 0, "instances_total": 1, "memory_gib": 9.75,
              "compute_slices": 1}],
         1: [{"id": 0, "name": "7g.80gb", "instances_free": 1, "instances_total": 1, "memory_gib": 79.25,
@@ -262,6 +262,6 @@ def test_parse_mig_gip_and_gipp():
     gipp = ("GPU  0 Profile ID 19 Placements: {0,1,2,3,4,5,6}:1\n"
             "GPU  0 Profile ID  9 Placements: {0,4}:4\n"
             "GPU  1 Profile ID  0 Placement : {0}:8\n")
-    assert nvidia.parse_mig_gipp(gipp) == {0: {19: ([0, 1, 2, 3, 4, 5, 6], 1), 9: ([0, 4], 4)}, 1: {0: ([0], 8)}}
-    assert nvidia.parse_mig_gip("No MIG-enabled devices found.\n") == {}
-    assert nvidia.parse_mig_gipp("") == {}
+    assert nvidia_smi.parse_mig_gipp(gipp) == {0: {19: ([0, 1, 2, 3, 4, 5, 6], 1), 9: ([0, 4], 4)}, 1: {0: ([0], 8)}}
+    assert nvidia_smi.parse_mig_gip("No MIG-enabled devices found.\n") == {}
+    assert nvidia_smi.parse_mig_gipp("") == {}

@@ -8,10 +8,13 @@ specific VFIO, the device nodes of the in-use scan, discovery's vendor tool), NV
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _discovery, _drivers
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu, nvidia_vgpu
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import nvidia_vgpu
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
 
@@ -32,10 +35,34 @@ FAMILY_VALUES = {
 
 
 class NewFamilyDriver(Driver):
-    """A family that states nothing but its name."""
+    """A family that states its name and answers only what it must (which cards, and what it adds to their records)."""
 
     name = "tpu"
     family = "tpu"
+
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "1ae0"
+
+    def describe(self, func, ctx):
+        return {}
+
+
+def test_a_family_must_answer_claims_and_describe():
+    class Silent(Driver):
+        name = family = "tpu"
+
+    with pytest.raises(TypeError, match="abstract method.*claims.*describe|abstract method.*describe.*claims"):
+        Silent()  # pylint: disable=abstract-class-instantiated
+
+
+def test_the_hooks_are_listed_in_one_place():
+    # Driver's docstring lists every hook the shared code may ask a family; nothing more, nothing less
+    listed = set(re.findall(r"``([a-z_]+)``", Driver.__doc__.split("\n\n", 1)[1]))
+    declared = set(n for n in vars(Driver) if not n.startswith("_"))
+    assert listed == declared and len(declared) == 39
+    assert Driver.__abstractmethods__ == frozenset(["claims", "describe"])
+    for dead in ("plan", "apply", "verify", "release"):
+        assert not hasattr(Driver, dead)
 
 
 def test_every_built_in_driver_has_its_values_listed():
@@ -135,9 +162,21 @@ def _assignment(kind, module_args=None, function="fn"):
     return {"function": function, "kind": kind, "address": "0000:3b:00.0", "module_args": module_args}
 
 
+class MinimalKind(Kind):
+    """A kind that answers only what it must (its validation, whether a card carries it)."""
+
+    name = "minimal"
+
+    def validate(self, c, raw):
+        return raw
+
+    def carries(self, entry, card, by_addr):
+        return True
+
+
 def test_a_device_passed_whole_is_the_kinds_default():
     card = {"address": "0000:3b:00.0", "family": "pci", "device_id": "0b30", "sriov": {"totalvfs": 0}}
-    spec, problems = Kind().nova_spec(_assignment("passthrough"), card, {card["address"]: card})
+    spec, problems = MinimalKind().nova_spec(_assignment("passthrough"), card, {card["address"]: card})
     assert problems == [] and spec == {"addresses": ["0000:3b:00.0"], "product_id": "0b30", "device_type": "type-PCI",
                                        "vfs_of": None, "resource_class": None, "managed": None}
     card["sriov"]["totalvfs"] = 4

@@ -15,7 +15,8 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.intel_fpga import GBS_GUID, IntelFpgaDriver
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.xilinx import XilinxFpgaDriver
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _tools
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga as _fpga
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import PlanFailed, execute
 
 IFACE = "38558f8b33385e6ba9a5c6ac75f8e59f"
@@ -33,10 +34,10 @@ def meta(iface=IFACE, afu=AFU):
                           "accelerator-clusters": [{"name": "nlb", "accelerator-type-uuid": _fpga.dashed(afu)}]}}
 
 
-def axlf(iface, xid, vbnv=b"xilinx_u250_gen3x16_base_4"):
+def axlf(iface, xid, vbnv=b"xilinx_u250_gen3x16_base_4", length=4096, stamp=0, unique=7):
     """A real-layout xclbin2 header (struct axlf): magic, signature length, reserved, key block, unique id, header."""
-    head = b"xclbin2\0" + struct.pack("<i", -1) + b"\xff" * 28 + b"\0" * 256 + struct.pack("<Q", 7)
-    hdr = struct.pack("<QQQHBBHH", 4096, 0, 0, 0, 2, 1, 0, 0) + bytes.fromhex(iface) + vbnv.ljust(64, b"\0") \
+    head = b"xclbin2\0" + struct.pack("<i", -1) + b"\xff" * 28 + b"\0" * 256 + struct.pack("<Q", unique)
+    hdr = struct.pack("<QQQHBBHH", length, stamp, 0, 0, 2, 1, 0, 0) + bytes.fromhex(iface) + vbnv.ljust(64, b"\0") \
         + bytes.fromhex(xid) + b"\0" * 16 + struct.pack("<I", 0) + b"\0" * 4
     assert len(hdr) == 152
     return head + hdr
@@ -78,18 +79,30 @@ def test_parse_gbs_broken(data, words):
         _fpga.parse_bitstream(data)
 
 
-def test_parse_xclbin_real_layout_and_simulated():
+def test_parse_xclbin_real_layout():
     iface, xid = "0b2dd2bacdd03ee80c1b6d1a8ebcd9b7", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
     info = _fpga.parse_bitstream(axlf(iface, xid))
     assert info["format"] == "xclbin" and info["interface_id"] == iface and info["function_id"] == xid
     assert info["platform"] == "xilinx_u250_gen3x16_base_4"
+    # no format of the simulator's own: a length-prefixed JSON header after the magic is not an xclbin
     hdr = json.dumps({"uuid": _fpga.dashed(xid), "interface_uuid": _fpga.dashed(iface), "platform_vbnv": "p"}).encode()
-    info = _fpga.parse_bitstream(b"xclbin2\0" + struct.pack("<I", len(hdr)) + hdr)
-    assert (info["interface_id"], info["function_id"], info["platform"]) == (iface, xid, "p")
+    with pytest.raises(_fpga.FpgaError, match="truncated"):
+        _fpga.parse_bitstream(b"xclbin2\0" + struct.pack("<I", len(hdr)) + hdr)
     with pytest.raises(_fpga.FpgaError, match="truncated"):
         _fpga.parse_bitstream(axlf(iface, xid)[:200])
     with pytest.raises(_fpga.FpgaError, match="uuid is missing"):
         _fpga.parse_bitstream(axlf(iface, "0" * 32))
+
+
+def test_the_simulators_xclbin_is_read_as_a_real_one(tmp_path):
+    accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
+    path = accelsim.make_xclbin(str(tmp_path / "k.xclbin"), _fpga.dashed("0b2dd2bacdd03ee80c1b6d1a8ebcd9b7"),
+                                _fpga.dashed("0a1b2c3d4e5f60718293a4b5c6d7e8f9"), platform="xilinx_u50_gen3x16_xdma_5")
+    data = open(path, "rb").read()
+    assert data == axlf("0b2dd2bacdd03ee80c1b6d1a8ebcd9b7", "0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+                        b"xilinx_u50_gen3x16_xdma_5", length=len(data), stamp=1700000000, unique=0)
+    assert accelsim.read_xclbin(path)[:2] == (_fpga.dashed("0b2dd2bacdd03ee80c1b6d1a8ebcd9b7"),
+                                              _fpga.dashed("0a1b2c3d4e5f60718293a4b5c6d7e8f9"))
 
 
 # -- staging -----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _novaconf as nc  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desired import desired_providers  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import (  # noqa: E402
     HostOps, ProgrammingError, SriovDesired, plan_sriov, read_pf)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 

@@ -109,6 +109,12 @@ class _TpuDriver(Driver):
 
     name = family = "tpu"
 
+    def claims(self, func, ctx=None):
+        return func.vendor_id == "1ae0"
+
+    def describe(self, func, ctx):
+        return {}
+
     def held_device_nodes(self, sysfs):
         return (lambda target: target.startswith("/dev/accel")) if sysfs.exists("/dev/accel0") else None
 
@@ -140,7 +146,7 @@ def test_evidence_text_is_the_one_rendering():
                                                  "process afu-app pid 42 (/proc/42/fd/3 -> /dev/dfl-port.0)")
     assert _inuse.evidence_text([{"kind": "process"}]) == "process None pid None (None)"
     assert _inuse.evidence_text([]) == ""
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _fpga, _sriov
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import fpga as _fpga, sriov as _sriov
     assert _sriov.evidence_text is _inuse.evidence_text and not hasattr(_fpga, "evidence_text")
 
 

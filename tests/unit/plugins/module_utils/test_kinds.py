@@ -103,14 +103,15 @@ def _modules_loaded_by(code):
     """The collection's module_utils a fresh interpreter has loaded after ``code``."""
     script = code + (
         "\nimport json, sys\n"
-        "print(json.dumps(sorted(m.rsplit('.', 1)[-1] for m in sys.modules if '.plugins.module_utils.' in m)))\n")
+        "print(json.dumps(sorted(m.split('.plugins.module_utils.', 1)[1] for m in sys.modules if '.plugins.module_utils.' in m)))\n")
     out = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
                          capture_output=True, text=True, check=True)
     return set(json.loads(out.stdout))
 
 
 IMPORT = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as d\n"
-ENGINES = {"_fpga", "_vgpu", "_sriov", "nvidia_mig", "nvidia_vgpu", "_hostmodule"}
+ENGINES = {"_engines", "_engines.fpga", "_engines.vgpu", "_engines.sriov", "_engines.nvidia_mig", "_engines.nvidia_vgpu",
+           "_hostmodule"}
 
 
 def test_loading_the_declaration_loads_no_driver_and_no_engine():
@@ -131,10 +132,10 @@ def test_resolving_a_declaration_loads_no_programming_engine():
 
 def test_a_mig_declaration_loads_the_mig_engine_only_when_it_is_programmed():
     loaded = _modules_loaded_by(IMPORT + "d.validate([%r])" % (entry("mig", VALID["mig"]),))
-    assert "nvidia" in loaded and not loaded & ENGINES, sorted(loaded & ENGINES)
+    assert "_drivers.nvidia" in loaded and not loaded & ENGINES, sorted(loaded & ENGINES)
     kinds = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _drivers\n"
     programmed = _modules_loaded_by(kinds + "assert _drivers.kind('mig').program().name == 'nvidia_mig'")
-    assert "nvidia_mig" in programmed and not programmed & {"_fpga", "_vgpu"}, sorted(programmed & ENGINES)
+    assert "_engines.nvidia_mig" in programmed and not programmed & {"_engines.fpga", "_engines.vgpu"}, sorted(programmed & ENGINES)
 
 
 def test_the_vocabulary_loads_no_driver_and_the_card_state_loads_them_only_to_ask_whether_a_card_is_in_use():

@@ -2,15 +2,16 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The MIG engine's pure parts: layouts in their three forms, mig-parted's config format (the YAML subset it
-uses), the entry chosen per GPU, and the fit check against an H100 80GB's profile table."""
+"""The MIG engine's pure parts: layouts in their three forms, mig-parted's config mapping (its file
+is parsed by the action: tests/unit/plugins/action), the entry chosen per GPU, and the fit check against an H100 80GB's profile table."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia_mig
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import ProgrammingError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import nvidia_mig
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import ProgrammingError
 
 # H100 80GB (nvidia-smi mig -lgip / -lgipp; NVIDIA MIG user guide, H100 table)
 H100 = {
@@ -95,30 +96,17 @@ mig-configs:
 """
 
 
-def test_parse_simple_yaml_reads_mig_parted_files():
-    data = nvidia_mig.parse_simple_yaml(CONFIG)
-    assert data["version"] == "v1"
-    cfg = data["mig-configs"]
-    assert cfg["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
-    assert cfg["all-1g.10gb"] == [{"devices": "all", "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]
-    assert cfg["custom-config"][0] == {"devices": [0, 1, 2, 3], "mig-enabled": False}
-    assert cfg["custom-config"][1]["mig-devices"] == {"1g.10gb": 2, "2g.20gb": 1}
-    assert cfg["custom-config"][2] == {"device-filter": "0x233010DE", "devices": [5, 6], "mig-enabled": True, "mig-devices": {}}
-
-
-def test_parse_simple_yaml_rejects_what_it_does_not_know():
-    with pytest.raises(ValueError):
-        nvidia_mig.parse_simple_yaml("a: 1\n   b: 2\n")
-    with pytest.raises(ValueError):
-        nvidia_mig.parse_simple_yaml("just text\n")
-    with pytest.raises(ValueError):
-        nvidia_mig.parse_simple_yaml("[a]: b\n")  # a key that is not a plain scalar
-    with pytest.raises(ValueError):
-        nvidia_mig.parse_simple_yaml(": {x: 1}\n")
+def test_the_module_takes_the_mapping_and_leaves_a_path_to_the_action():
+    assert nvidia_mig.load_mig_parted(yaml.safe_load(CONFIG))["all-disabled"] == [{"devices": "all", "mig-enabled": False}]
+    with pytest.raises(ProgrammingError, match=r"^mig_parted_config: the module takes the parsed mapping; a file's path "
+                                               r"\(/etc/x.yaml\) is read by the task's action"):
+        nvidia_mig.load_mig_parted("/etc/x.yaml")
+    with pytest.raises(ProgrammingError, match="^mig_parted_config: expected mig-parted's format"):
+        nvidia_mig.load_mig_parted({"version": "v1"})
 
 
 def test_mig_parted_entry_per_gpu():
-    cfg = nvidia_mig.parse_simple_yaml(CONFIG)["mig-configs"]
+    cfg = yaml.safe_load(CONFIG)["mig-configs"]
     assert nvidia_mig.mig_parted_entry(cfg, "all-1g.10gb", 3, "0x20B010DE")[:2] == ("enabled", ["1g.10gb"] * 7)
     assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 2, "0x20B010DE")[:2] == ("disabled", [])
     assert nvidia_mig.mig_parted_entry(cfg, "custom-config", 4, "0x20B010DE")[:2] == ("enabled", ["1g.10gb", "1g.10gb", "2g.20gb"])

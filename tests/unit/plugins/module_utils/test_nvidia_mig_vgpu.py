@@ -12,7 +12,7 @@ import pytest
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import nvidia, nvidia_smi  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desired import desired_providers  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
@@ -110,7 +110,7 @@ def test_parse_vgpu_query_and_guest_bus_ids():
             "        vGPU Name                         : NVIDIA H100XM-8C\n"
             "        vGPU Type                         : 1112\n"
             "        GPU Instance ID                   : N/A\n")
-    vgpus = nvidia.parse_vgpu_query(text)[PF]
+    vgpus = nvidia_smi.parse_vgpu_query(text)[PF]
     assert [(v["type_id"], v["gpu_instance_id"], v["vm_name"], v["guest_address"]) for v in vgpus] == [
         ("1100", 7, None, "0000:00:00.0"), ("1100", 8, "vm-b", "0000:00:05.0"), ("1112", None, None, None)]
     assert "address" not in vgpus[0], "the guest's bus id is not a host address"
@@ -125,7 +125,7 @@ def test_parse_vgpu_query_and_guest_bus_ids():
         8: [{"kind": "vgpu", "name": VF1, "pid": None,
              "evidence": "vGPU NVIDIA H100XM-1-10C on VF %s, domain vm-b (nvidia-smi vgpu -q: GPU Instance ID 8)" % VF1}]}
     # without a domain to tell them apart, both VFs are named
-    vgpus = nvidia.assign_vgpu_vfs(nvidia.parse_vgpu_query(text)[PF][:1] + [dict(vgpus[1], vm_name=None)],
+    vgpus = nvidia.assign_vgpu_vfs(nvidia_smi.parse_vgpu_query(text)[PF][:1] + [dict(vgpus[1], vm_name=None)],
                                    {VF0: "1100", VF1: "1100"})
     assert [v["address"] for v in vgpus] == [None, None]
     assert nvidia.vgpu_gi_evidence(vgpus)[7][0]["name"] == "%s, %s" % (VF0, VF1)

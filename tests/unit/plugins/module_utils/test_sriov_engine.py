@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _sriov
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import sriov as _sriov
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import (
     HostOps, ProgrammingError, SriovDesired, blocking, evidence_text, ip_vf_command, normalize_mac, parse_ip_vfinfo,
     plan_sriov, read_pf, resolve_address, validate_vf_settings, vf_address)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs

@@ -16,10 +16,10 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types as parse_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import Files
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import HostOps, ProgrammingError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import HostOps, ProgrammingError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_vgpu import TYPE_CACHE, TypeResolver, read_vendor_vfs
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import (
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_vgpu import TYPE_CACHE, TypeResolver, read_vendor_vfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.vgpu import (
     VgpuDesired, choose_backend, host_name, mdev_uuid, plan_vgpu, read_mdev_card, resolve_mdev_type)
 
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
@@ -123,7 +123,7 @@ def test_plan_mdev_whole_card_and_limits(t4):
 
 
 def test_a_count_past_the_capacity_is_refused_before_any_uuid_is_built(t4, monkeypatch):
-    from ansible_collections.accelops.lifecycle.plugins.module_utils import _vgpu
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import vgpu as _vgpu
     built = []
     real = _vgpu.mdev_uuid
     monkeypatch.setattr(_vgpu, "mdev_uuid", lambda *a: built.append(a) or real(*a))

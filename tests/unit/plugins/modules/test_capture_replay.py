@@ -176,7 +176,7 @@ def test_a_command_line_not_captured_is_reported(tmp_path):
 
 def _disabled_mig_gpus(name, tmp_path):
     """(replay root, [(address, profile names the GPU lists)]) of the capture's GPUs whose MIG mode is Disabled."""
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_mig_gip
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import parse_mig_gip
     capture, root = build(name, tmp_path)
     found = discovery(root)
     listed = dict((tuple(c["argv"]), c.get("stdout") or "") for c in replay.load(capture)["commands"] if c.get("found"))

@@ -18,7 +18,8 @@ from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wro
 from ansible_collections.accelops.lifecycle.plugins.modules import accelerator_converge
 
 UTILS = "ansible_collections.accelops.lifecycle.plugins.module_utils."
-ENGINES = ("_fpga", "_vgpu", "_sriov", "_drivers.nvidia_mig", "_drivers.nvidia_vgpu", "_hostmodule", "_persist", "_audit")
+ENGINES = ("_engines.fpga", "_engines.vgpu", "_engines.sriov", "_engines.nvidia_mig", "_engines.nvidia_vgpu", "_hostmodule",
+           "_persist", "_audit")
 AFU = "9aeffe5f84570612c000c9660d824272"   # the function loaded on lab fpga-dfl's D5005
 
 
@@ -43,4 +44,4 @@ def test_a_no_op_converge_loads_no_engine(tmp_path, monkeypatch):
     planned = run_module(accelerator_converge.main, {"root": host.root, "functions": [entry],
                                                      "lock_dir": str(tmp_path / "lock")}, check=True)
     assert [c["status"] for c in planned.result["cards"]] == ["todo"]
-    assert (UTILS + "_fpga") in sys.modules and (UTILS + "_hostmodule") in sys.modules
+    assert (UTILS + "_engines.fpga") in sys.modules and (UTILS + "_hostmodule") in sys.modules

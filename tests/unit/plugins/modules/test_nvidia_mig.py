@@ -12,6 +12,7 @@ import os
 import subprocess
 
 import pytest
+import yaml
 
 from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -174,9 +175,9 @@ def test_failed_create_rolls_back_to_the_old_layout(h100, tmp_path):
     assert names(h100) == before and all(c == 1 for _n, _p, c in layout(h100))
 
 
-def test_mig_parted_config_file_and_dict(h100, tmp_path):
-    cfg = tmp_path / "config.yaml"
-    cfg.write_text("""version: v1
+def test_mig_parted_config_mapping(h100, tmp_path):
+    # the module takes the parsed mapping (a file is read and parsed by the action: tests/unit/plugins/action)
+    cfg = yaml.safe_load("""version: v1
 mig-configs:
   all-disabled:
     - devices: all
@@ -196,16 +197,18 @@ mig-configs:
     - devices: [1, 2]
       mig-enabled: false
 """)
-    r = run(args(h100, tmp_path, mig_parted_config=str(cfg), config_name="all-balanced"))
+    r = run(args(h100, tmp_path, mig_parted_config=cfg, config_name="all-balanced"))
     assert r.kind == "exit", r.result.get("msg")
     assert names(h100) == ["1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"]
-    r = run(args(h100, tmp_path, mig_parted_config=str(cfg), config_name="custom"))
+    r = run(args(h100, tmp_path, mig_parted_config=cfg, config_name="custom"))
     assert r.kind == "fail" and "mig-configs.custom has no entry for GPU 0" in r.result["msg"]
-    r = run(args(h100, tmp_path, mig_parted_config=str(cfg), config_name="nope"))
+    r = run(args(h100, tmp_path, mig_parted_config=cfg, config_name="nope"))
     assert r.kind == "fail" and r.result["msg"].startswith("config_name: 'nope' is not in the mig-parted config")
     d = {"version": "v1", "mig-configs": {"all-1g": [{"devices": [0], "mig-enabled": True, "mig-devices": {"1g.10gb": 7}}]}}
     r = run(args(h100, tmp_path, mig_parted_config=d, config_name="all-1g"))
     assert r.kind == "exit" and names(h100) == ["1g.10gb"] * 7
+    r = run(args(h100, tmp_path, mig_parted_config=str(tmp_path / "config.yaml"), config_name="all-1g"))
+    assert r.kind == "fail" and r.result["msg"].startswith("mig_parted_config: the module takes the parsed mapping")
 
 
 @pytest.mark.parametrize("extra,needle", [

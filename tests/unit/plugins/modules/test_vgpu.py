@@ -22,9 +22,10 @@ from modrunner import patch_exits, run_module  # noqa: E402  pylint: disable=wro
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 from accelsim.testing import require_fuse  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _sriov, _sysfs  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _sysfs  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines import sriov as _sriov  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import exec_start  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import mdev_uuid  # noqa: E402
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.vgpu import mdev_uuid  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.modules import vgpu  # noqa: E402
 
 T4 = "0000:18:00.0"

@@ -10,7 +10,7 @@ Flow (docs/fpga.md):
    copies the bytes into a private directory while hashing them and compares the pinned sha256; the tool
    is later handed *that copy*, so what was verified is what is loaded.
 2. :func:`parse_bitstream` reads the interface id and the function id the file carries (Intel GBS
-   metadata JSON; Xilinx xclbin ``axlf`` header, or the simulator's simplified xclbin).
+   metadata JSON; Xilinx xclbin ``axlf`` header).
 3. :func:`locate` finds the card through discovery (:mod:`_discovery`) and describes the target: the
    vendor tool's command line, where the function is read back, which units must be idle.
 4. :func:`build_plan` turns (target, bitstream, options) into a :class:`_plan.Plan`; check mode, diff

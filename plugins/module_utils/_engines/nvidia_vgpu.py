@@ -27,12 +27,13 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_supported_types, parse_vgpu_types
-from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig import SMI, find_gpu, read_layout
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import parse_vgpu_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import parse_vgpu_supported_types
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.nvidia_mig import SMI, find_gpu, read_layout
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import make_dir, read_text, write_atomic
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, ProgrammingError, blocking, future_vf_addresses, read_pf
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vgpu import int_or_none, tool_call
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import DEVICES, ProgrammingError, blocking, future_vf_addresses, read_pf
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.vgpu import int_or_none, tool_call
 
 TYPE_CACHE = "/var/lib/accelops/vgpu-types.json"
 # A card model lists a few dozen types; a cache longer than this is not one this module wrote.

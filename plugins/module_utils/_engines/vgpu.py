@@ -8,7 +8,7 @@
   ``create`` and removed with ``/sys/bus/mdev/devices/<uuid>/remove``. UUIDs are deterministic:
   ``uuid5(NAMESPACE, "<host>|<parent>|<type id>|<index>")``, so reruns and reboots keep identities.
 - **vendor_vfio** (vendor-specific VFIO, SR-IOV cards): a vGPU is a VF given a type through the vendor's own sysfs.
-  The backend is the GPU family's (``Driver.vendor_vfio_backend``: NVIDIA's in ``_drivers/nvidia_vgpu.py``), found
+  The backend is the GPU family's (``Driver.vendor_vfio_backend``: NVIDIA's in ``_engines/nvidia_vgpu.py``), found
   by the card's PCI vendor; it plans with the helpers here and :mod:`_sriov`'s.
 
 Time-sliced cards run one type per physical GPU: changing a card's type removes every vGPU of it first (a
@@ -26,7 +26,7 @@ import uuid as uuidlib
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import parse_mdevctl_defined, shell_quote
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import (
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import (
     DEVICES,
     HostOps,
     ProgrammingError,

@@ -30,32 +30,35 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
-import json
 import re
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia import (  # noqa: F401  pylint: disable=unused-import
     assign_vgpu_vfs,
-    carries_layout,
     gpu_minor,
-    layout_text,
     mig_evidence,
+    read_mig_minors,
+    vgpu_gi_evidence,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_mig_layout import (  # noqa: F401  pylint: disable=unused-import
+    carries_layout,
+    layout_text,
+    parse_layout,
+    profile_slices,
+    record_layout,
+)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia_smi import (
     parse_mig_ci,
     parse_mig_gi,
     parse_mig_gip,
     parse_mig_gipp,
-    parse_layout,
-    profile_slices,
     parse_vgpu_query,
-    read_mig_minors,
-    record_layout,
-    vgpu_gi_evidence,
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
 from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
-from ansible_collections.accelops.lifecycle.plugins.module_utils._sriov import DEVICES, HostOps, ProgrammingError, blocking
+from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import DEVICES, HostOps, ProgrammingError, blocking
 
 SMI = "nvidia-smi"
 NOT_FOUND = 6  # nvidia-smi's exit status when there is nothing to list
@@ -65,133 +68,12 @@ COMPUTE_SLICES = 7
 
 
 # -- mig-parted config files -------------------------------------------------------------------------------------
-def _scalar(text):
-    t = text.strip()
-    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
-        return t[1:-1]
-    if t.startswith("[") and t.endswith("]"):
-        return [_scalar(x) for x in t[1:-1].split(",") if x.strip()]
-    if t.startswith("{") and t.endswith("}"):
-        out = {}
-        for part in t[1:-1].split(","):
-            if part.strip():
-                k, _sep, v = part.partition(":")
-                key = _scalar(k)
-                if not isinstance(key, (str, int)):
-                    raise ValueError("expected a plain key in %r" % t)
-                out[key] = _scalar(v)
-        return out
-    low = t.lower()
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    if low in ("null", "~", ""):
-        return None
-    if re.match(r"^-?\d+$", t):
-        return int(t)
-    return t
-
-
-def _strip_comment(line):
-    quote = None
-    for i, c in enumerate(line):
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "'\"":
-            quote = c
-        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
-            return line[:i]
-    return line
-
-
-def parse_simple_yaml(text):
-    """The block-YAML subset mig-parted's config files use (mappings, ``- `` sequences, flow lists ``[0, 1]``,
-    quoted keys, comments); the standard library has no YAML parser. Raises ValueError on anything else."""
-    lines = []
-    for raw in text.splitlines():
-        line = _strip_comment(raw).rstrip()
-        if line.strip() in ("", "---"):
-            continue
-        if "\t" in line[:len(line) - len(line.lstrip())]:
-            raise ValueError("tab in indentation: %r" % raw)
-        lines.append((len(line) - len(line.lstrip(" ")), line.strip()))
-    value, pos = _block(lines, 0, lines[0][0] if lines else 0)
-    if pos != len(lines):
-        raise ValueError("unexpected line %r" % lines[pos][1])
-    return value
-
-
-def _block(lines, pos, indent):
-    if pos >= len(lines):
-        return None, pos
-    if lines[pos][1].startswith("- ") or lines[pos][1] == "-":
-        out = []
-        while pos < len(lines) and lines[pos][0] == indent and (lines[pos][1].startswith("- ") or lines[pos][1] == "-"):
-            rest = lines[pos][1][1:].strip()
-            if not rest:
-                item, pos = _block(lines, pos + 1, lines[pos + 1][0] if pos + 1 < len(lines) else indent + 2)
-            elif _is_key(rest):
-                # "- key: value" starts a mapping whose further keys sit at the dash's indent + 2
-                sub = [(indent + 2, rest)]
-                j = pos + 1
-                while j < len(lines) and lines[j][0] > indent:
-                    sub.append(lines[j])
-                    j += 1
-                item, used = _block(sub, 0, indent + 2)
-                if used != len(sub):
-                    raise ValueError("unexpected line %r" % sub[used][1])
-                pos = j
-            else:
-                item, pos = _scalar(rest), pos + 1
-            out.append(item)
-        return out, pos
-    out = {}
-    while pos < len(lines) and lines[pos][0] == indent:
-        text = lines[pos][1]
-        if not _is_key(text):
-            raise ValueError("expected 'key: value', got %r" % text)
-        key, value = _split_key(text)
-        if value == "":
-            if pos + 1 < len(lines) and lines[pos + 1][0] > indent:
-                out[key], pos = _block(lines, pos + 1, lines[pos + 1][0])
-            elif pos + 1 < len(lines) and lines[pos + 1][0] == indent and lines[pos + 1][1].startswith("-"):
-                out[key], pos = _block(lines, pos + 1, indent)  # a sequence at the key's own indent
-            else:
-                out[key], pos = None, pos + 1
-        else:
-            out[key], pos = _scalar(value), pos + 1
-    if pos < len(lines) and lines[pos][0] > indent:
-        raise ValueError("bad indentation at %r" % lines[pos][1])
-    return out, pos
-
-
-def _is_key(text):
-    return bool(re.match(r"^(\"[^\"]*\"|'[^']*'|[^\s\[{\"'][^:]*):(\s|$)", text))
-
-
-def _split_key(text):
-    m = re.match(r"^(\"[^\"]*\"|'[^']*'|[^:]+):\s*(.*)$", text)
-    key = _scalar(m.group(1)) if m else None
-    if not isinstance(key, (str, int)) or isinstance(key, bool):
-        raise ValueError("expected a plain key, got %r" % text)
-    return key, m.group(2).strip()
-
-
 def load_mig_parted(config, option="mig_parted_config"):
-    """A mig-parted config (a dict, or the path of its YAML/JSON file on the host) -> its ``mig-configs``."""
+    """A mig-parted config (the mapping; a file named by its path is read and parsed by the nvidia_mig action, on the
+    controller) -> its ``mig-configs``."""
     if isinstance(config, str):
-        path = config
-        try:
-            with open(path, "rb") as f:
-                text = f.read(1 << 20).decode("utf-8", "replace")
-        except (IOError, OSError) as e:
-            raise ProgrammingError("%s: cannot read %s: %s" % (option, path, e.strerror or e))
-        try:
-            config = json.loads(text) if text.lstrip().startswith("{") else parse_simple_yaml(text)
-        except (ValueError, RecursionError) as e:
-            raise ProgrammingError("%s: %s is not a mig-parted config file (%s)" % (option, path, str(e)[:200]))
+        raise ProgrammingError("%s: the module takes the parsed mapping; a file's path (%s) is read by the task's action "
+                               "(run accelops.lifecycle.nvidia_mig as a task, or pass the mapping itself)" % (option, config))
     if not isinstance(config, dict) or not isinstance(config.get("mig-configs"), dict):
         raise ProgrammingError("%s: expected mig-parted's format, a mapping with 'version: v1' and 'mig-configs: "
                                "{NAME: [{devices: all, mig-enabled: true, mig-devices: {\"1g.10gb\": 7}}]}'" % option)

@@ -396,28 +396,6 @@ def filter_inputs(sandbox):
         out = run_module(accelerator_info.main, {"root": sandbox["tree"], "nvidia_smi": "never"})
     assert out.kind == "exit", out
     disc = dict((k, out.result[k]) for k in ("schema_version", "host", "accelerators") if k in out.result)
-    settings_ = {"host": "h1", "functions": DECLARATION, "mode": "converge", "allowed_functions": ["gzip", "qat"],
-                 "placement": True, "placement_endpoint": "http://127.0.0.1:8778", "placement_token": "t",
-                 "cloud": None, "auth": None}
-    host_vars = {"__accelerator_host_settings": {
-        "host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn1", "root_provider": None,
-        "name_prefix": None, "undrain": [], "safe_mode": True, "fail_on_drift": False, "refusal": None},
-        "__accelerator_host_plan": {"changed": True, "discovery": disc, "function_names": {}, "overrides": {},
-                                    "problems": [], "drift": [], "error": None,
-                                    "cards": [{"address": FPGA, "function": "gzip", "kind": "fpga", "status": "todo",
-                                               "in_use_by": []}],
-                                    "planned": {FPGA: {"failed": False, "changed": True, "refused_in_use": False,
-                                                       "msg": "", "steps": ["load"]}}},
-        "__accelerator_host_placement_read": {"results": [{"providers": [{"name": "cn1_" + FPGA, "in_use": True,
-                                                                          "usages": {"FPGA": 1}}]}]},
-        "__accelerator_host_report_batch": {"by_host": {"cn1": {"summary": {"updated": 1}, "drained": []}}}}
-    recorded = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn1",
-                "fail_on_drift": False, "problems": [], "planned": {}, "applied": {}, "verify": {},
-                "cards": [{"address": FPGA, "function": "gzip", "kind": "fpga", "status": "todo",
-                           "reason": "free card", "loaded": None, "module": "accelops.lifecycle.fpga_program",
-                           "in_use_by": []}],
-                "drained": [FPGA], "kept_drained": [], "drift": [], "error": None, "reported": True,
-                "placement_share": {"summary": {}, "drained": []}}
     from ansible_collections.accelops.lifecycle.plugins.filter.pool_plan import pool_plan
     pools = {"functions": DECLARATION, "pools": [{"name": "gzip", "function": "gzip", "hosts": ["h1"], "min_free": 1}],
              "hosts": {"h1": {"placement_host": "h1", "discovery": disc}}, "providers": [], "groups": {"all": ["h1"]}}
@@ -435,10 +413,6 @@ def filter_inputs(sandbox):
         "hostdev_units": {"args": [disc], "kwargs": {"families": ["nic", "gpu"], "assignable_only": True}},
         "provision": {"args": [[GZIP_PROFILE], {"gzip": DECLARATION[0]["fpga"]}, {"h1": disc}, None], "kwargs": {}},
         "accelerator_summary": {"args": [disc["accelerators"]], "kwargs": {}},
-        "converge_refusal": {"args": [settings_], "kwargs": {}},
-        "converge_report": {"args": [recorded], "kwargs": {}},
-        "converge_host": {"args": [host_vars], "kwargs": {}},
-        "converge_batch": {"args": [[host_vars], "report"], "kwargs": {}},
         "fleet_report": {"args": [{"names": ["h1"], "hosts": [{"name": "h1", "placement_host": "h1",
                                                                "discovery": disc, "functions": DECLARATION}],
                                    "placement": [{"changed": False, "providers": []}],

@@ -115,7 +115,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._lazy import lazy
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import card_in_use
 
 P = lazy("_placement")
 

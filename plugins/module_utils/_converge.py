@@ -11,8 +11,9 @@ nothing programs it) -> the plan of every card to change, through the programmin
 plan runs (a failing step rolls that card back) -> discovery again, and each changed card is verified against the
 declaration -> the lock is released.
 
-The in-use rule is the vocabulary's (:func:`_vocab.card_in_use`, through the resolution), plus the evidence the
-controller passes in from Placement (``placement_in_use``). A card's status is decided here and nowhere else.
+The in-use rule is :func:`_cardstate.card_in_use` (through the resolution), plus the evidence the controller passes
+in from Placement (``placement_in_use``); the status is :func:`_cardstate.converge_status`, which the batch also
+calls when it adds Placement's evidence after the plan (:func:`_cardstate.with_placement`).
 
 Standard library only, Python 3.9+ (this runs on managed hosts).
 """
@@ -25,6 +26,7 @@ import os
 import re
 import time
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import converge_status
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import (
     DeclarationError,
     allow_list_refusal,
@@ -209,12 +211,7 @@ def card_records(resolution, placement_in_use, safe_mode):
             card.update(in_use=bool(a["in_use_by"]), blocked=False, status="ok")
         else:
             evidence = list(a["in_use_by"]) + list((placement_in_use or {}).get(a["address"]) or [])
-            if a["module"] is None:
-                status = "unsupported"
-            elif evidence and safe_mode:
-                status = "blocked"
-            else:
-                status = "todo"
+            status = converge_status(True, a["module"] is not None, evidence, safe_mode)
             card.update(in_use=bool(evidence), in_use_by=evidence, blocked=status == "blocked", status=status)
         cards.append(card)
     return cards

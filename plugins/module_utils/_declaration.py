@@ -21,7 +21,8 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, SHA256_RE, card_in_use
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, SHA256_RE
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -254,21 +255,15 @@ def validate(functions, where="accelerator_host_functions"):
 
 def _cards(discovery):
     """Records a function can be declared on: PFs and whole devices (VFs belong to their PF)."""
-    if isinstance(discovery, dict):
-        records = discovery.get("accelerators")
-        if records is None:
-            raise DeclarationError("discovery: expected the result of accelops.lifecycle.accelerator_info "
-                                   "(a mapping with 'accelerators') or its list of records")
-    else:
-        records = discovery
+    if isinstance(discovery, dict) and discovery.get("accelerators") is None:
+        raise DeclarationError("discovery: expected the result of accelops.lifecycle.accelerator_info "
+                               "(a mapping with 'accelerators') or its list of records")
+    records = _cardstate.records(discovery)
     # the address keys the records (a dict or list there is unhashable): a PCI address string is required
-    if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("address"), str)
-                                                for r in records):
+    if records is None or not all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in records):
         raise DeclarationError("discovery: expected a list of accelerator_info records (mappings with 'address', "
                                "a PCI address string)")
-    by_addr = {r["address"]: r for r in records}
-    cards = [r for r in records if not r.get("physfn")]
-    return cards, by_addr
+    return _cardstate.cards(records)
 
 
 def carries(entry, card, by_addr):
@@ -339,7 +334,7 @@ def resolve(functions, discovery, validated=False):
                 problems.append("%s: no free device on this host matches %s" % (entry["name"], _describe_match(match)))
         ranked = []
         for card in pool:
-            busy = card_in_use(card, by_addr)[0]
+            busy = _cardstate.card_in_use(card, by_addr)[0]
             rank = 0 if carries(entry, card, by_addr) else (1 if not busy else 2)
             ranked.append((rank, card["address"], card))
         want = match["count"]
@@ -357,8 +352,9 @@ def resolve(functions, discovery, validated=False):
                     ("; in use and not carrying it: %s" % ", ".join(busy)) if busy else ""))
         for card, why in chosen:
             taken[card["address"]] = entry["name"]
-            busy, evidence = card_in_use(card, by_addr)
             has = carries(entry, card, by_addr)
+            st = _cardstate.card_state(card, by_addr, declared=entry["name"], carries=has)
+            busy, evidence = st["in_use"], st["host_evidence"]
             assignments.append({
                 "function": entry["name"],
                 "kind": entry["kind"],
@@ -373,7 +369,7 @@ def resolve(functions, discovery, validated=False):
                 "change_needed": not has,
                 "in_use": busy,
                 "in_use_by": evidence,
-                "blocked": bool(busy and not has),
+                "blocked": st["blocked"],
                 "reason": why,
                 "module": kind_of(entry).module,
                 "module_args": module_args(entry, card["address"]),

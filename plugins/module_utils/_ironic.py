@@ -27,7 +27,7 @@ import json
 import re
 import time
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import MANAGED_TRAIT_PREFIXES
 from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration import DeclarationError, resolve
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record, ironic_default_families, ironic_types
@@ -161,8 +161,8 @@ def check_accelerators(items, option="accelerators"):
 
 # -- from discovery and the declaration ------------------------------------------------------------------
 def _records(discovery, option):
-    recs = discovery.get("accelerators") if isinstance(discovery, dict) else discovery
-    if not isinstance(recs, list) or not all(isinstance(r, dict) and r.get("address") for r in recs):
+    recs = _cardstate.records(discovery)
+    if recs is None or not all(isinstance(r, dict) and r.get("address") for r in recs):
         raise IronicInputError("%s: expected the result of accelops.lifecycle.accelerator_info (a mapping with an "
                                "'accelerators' list) or that list of records" % option)
     return recs
@@ -172,7 +172,7 @@ def _card_views(discovery, option):
     """The records with each card seen as one device: a card whose function sits on its VFs (an Intel FPGA whose
     port was given to its VF) shows what they carry (the family's ``card_view``)."""
     recs = _records(discovery, option)
-    by_addr = dict((r["address"], r) for r in recs)
+    by_addr = _cardstate.cards(recs)[1]
     return [r if r.get("physfn") else for_record(r).card_view(r, by_addr) for r in recs]
 
 
@@ -228,7 +228,7 @@ def function_traits(discovery, functions, function_state="loaded", option="funct
         raise IronicInputError("function_state: expected one of %s, got %r" % (", ".join(FUNCTION_STATES), function_state))
     if not functions:
         return [], {}, []
-    recs = discovery.get("accelerators") if isinstance(discovery, dict) else discovery
+    recs = _cardstate.records(discovery)
     if isinstance(recs, list) and all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in recs):
         views = _card_views(recs, "discovery")  # malformed input is left to resolve's own message
         discovery = dict(discovery, accelerators=views) if isinstance(discovery, dict) else views

@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, card_in_use, card_provider_pattern
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 
 PUBLISH, LOAD, FOREIGN, TAKE = 0, 1, 2, 3
 CHANGES = ("publish", "load", "reload", "take")
@@ -479,11 +479,6 @@ def _on_host(p, placement_host, prefix):
     return (p.get("name") or "").startswith(prefix + "_")
 
 
-def _card_providers(prefix, record, by_addr, providers):
-    pat = card_provider_pattern(prefix, card_addresses(record, by_addr))
-    return [p for p in providers if pat.match(p.get("name") or "")]
-
-
 class _Card(object):
     __slots__ = ("host", "placement_host", "address", "record", "by_addr", "providers", "carries", "loaded",
                  "busy", "drained", "free", "counted", "traits")
@@ -500,19 +495,18 @@ def _cards(hosts, providers, entries):
         for rec in sorted(cards, key=lambda r: r["address"]):
             c = _Card()
             c.host, c.placement_host, c.address, c.record, c.by_addr = host, prefix, rec["address"], rec, by_addr
-            c.providers = _card_providers(prefix, rec, by_addr, host_provs)
             c.carries = next((e["name"] for e in entries if D._compatible(e, rec) is None  # pylint: disable=protected-access
                               and D.carries(e, rec, by_addr)), None)
+            st = _cardstate.card_state(rec, by_addr, host_provs, prefix)
+            c.providers = st["providers"]
             c.loaded = (rec.get("function") or {}).get("name") or (rec.get("function") or {}).get("id")
-            busy, evidence = card_in_use(rec, by_addr)
-            for p in c.providers:
-                used = dict((k, v) for k, v in (p.get("usages") or {}).items() if v)
-                if used or p.get("allocations"):
-                    evidence.append("Placement provider %s has %s" % (
-                        p.get("name"), "usages " + ", ".join("%s=%s" % kv for kv in sorted(used.items())) if used
-                        else "allocations of %s" % ", ".join(sorted(p["allocations"]))))
+            evidence = list(st["host_evidence"])
+            for name, used, consumers in st["used"]:
+                evidence.append("Placement provider %s has %s" % (
+                    name, "usages " + ", ".join("%s=%s" % kv for kv in sorted(used.items())) if used
+                    else "allocations of %s" % ", ".join(consumers)))
             c.busy = evidence
-            c.drained = [p["name"] for p in c.providers if p.get("drained")]
+            c.drained = st["drained"]
             c.traits = set(t for p in c.providers for t in p.get("traits") or [])
             c.free = sum(_provider_free(p)[3] for p in c.providers)
             trait = next((e["trait"] for e in entries if e["name"] == c.carries), None)

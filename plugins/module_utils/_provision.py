@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import kind as kind_named, kinds
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, card_provider_pattern, record_units
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 
 PUBLISH, LOAD, RELOAD = 0, 1, 2
 _WHY = {
@@ -148,27 +148,17 @@ def check_input(profiles, hosts, providers):
         _expect(not p.get("name") or isinstance(p.get("name"), str), where + ".name", "a string", p.get("name"))
 
 
-def _records(discovery):
-    if isinstance(discovery, dict):
-        return discovery.get("accelerators") or []
-    return discovery or []
-
-
-def _busy(rec):
-    units = record_units(rec)
-    for u in units:
-        if u.get("in_use"):
-            by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in u.get("in_use_by") or []) or "in use"
-            return "%s %s is in use (%s)" % (u.get("kind"), u.get("id"), by)
-    return None
-
-
-def _allocated(host, rec, providers):
-    pat = card_provider_pattern(host, card_addresses(rec))
-    for p in providers:
-        name = p.get("name") or ""
-        if pat.match(name) and (p.get("in_use") or p.get("allocations")):
-            return "Placement has allocations on %s" % name
+def _refusal(host, rec, by_addr, providers):
+    """Why a card is not free to provision (:func:`_cardstate.card_state`), or None: a unit of it or of its VFs in
+    use on the host, the family's own evidence (a MIG instance), or allocations in Placement (a hold included)."""
+    st = _cardstate.card_state(rec, by_addr, providers, host)
+    for kind, uid, holders in st["units"]:
+        by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in holders if b) or "in use"
+        return "%s %s is in use (%s)" % (kind, uid, by)
+    for line in st["family"]:
+        return "in use: %s" % line
+    for name in [u[0] for u in st["used"]] + st["held"]:
+        return "Placement has allocations on %s" % name
     return None
 
 
@@ -191,11 +181,12 @@ def cards(hosts, fn, providers):
     """Every card of every host that could carry ``fn``: (category, host, record, other, refusal)."""
     out = []
     for host in sorted(hosts):
-        for rec in _records(hosts[host]):
+        recs, by_addr = _cardstate.cards(_cardstate.records(hosts[host]) or [])
+        for rec in recs:
             if not _fits(rec, fn):
                 continue
             loaded_id, loaded_name = _loaded(rec)
-            refusal = _busy(rec) or _allocated(host, rec, providers)
+            refusal = _refusal(host, rec, by_addr, providers)
             if loaded_id is not None and _norm_id(loaded_id) == _norm_id(fn["id"]):
                 cat = PUBLISH
             elif loaded_id is None:

@@ -23,7 +23,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import REFUSALS, Job, Program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_in_use, pci_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import card_in_use
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 
 def _address(value):

@@ -123,28 +123,6 @@ def record_units(record):
     return list(record.get("units") or []) + [full_unit(u, places) for u in folded]
 
 
-def card_in_use(card, by_address):
-    """The in-use rule for a card: ``(in use?, evidence lines)`` over the units of the card's record and of its VFs'
-    records (``by_address``: the discovery's records by address), folded VFs included, then the evidence the card's
-    family driver finds in its own section (``in_use_evidence``). A unit's line is
-    ``<unit kind> <unit id>: <holder kind> <holder name or evidence>``."""
-    sriov = card.get("sriov") or {}
-    vfs = sriov.get("vfs") if isinstance(sriov, dict) else None
-    recs = [card] + [by_address[a] for a in vfs or [] if a in by_address]
-    evidence = []
-    for rec in recs:
-        for unit in record_units(rec):
-            if unit.get("in_use"):
-                for who in unit.get("in_use_by") or [{}]:
-                    evidence.append("%s %s: %s %s" % (unit.get("kind"), unit.get("id"), who.get("kind", "?"),
-                                                      who.get("name") or who.get("evidence") or ""))
-    # and what the card's family keeps in its own section (an NVIDIA GPU's MIG instances); the registry is imported
-    # here: the filters import this file in every Ansible worker, and the registry imports this file
-    from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record  # pylint: disable=import-outside-toplevel
-    evidence.extend(for_record(card).in_use_evidence(card))
-    return bool(evidence), evidence
-
-
 def _usage_text(usages):
     return ",".join("%s=%s" % (rc, n) for rc, n in sorted((usages or {}).items()) if n)
 
@@ -197,13 +175,49 @@ def card_addresses(card, by_address=None):
     return [a for a in out if isinstance(a, str) and a]
 
 
+def card_providers(providers, prefix, addresses):
+    """The providers (placement_provider_info's records) of a card whose functions are ``addresses``, under any
+    reporter's name (:func:`card_provider_pattern`)."""
+    pat = card_provider_pattern(prefix, addresses)
+    return [p for p in providers or [] if isinstance(p, dict) and pat.match(p.get("name") or "")]
+
+
+def _count(value):
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def provider_use(provider):
+    """What Placement says of one provider, read once: ``{in_use, used, consumers, held, drained, reserved}``.
+    ``in_use`` is placement_provider_info's own (usages beyond this collection's drain hold) or a consumer besides
+    the hold, or, for a record without it, any usage or allocation; ``used`` the classes with usages; ``held`` this collection's drain hold;
+    ``drained`` placement_provider_info's, or every inventory reserved whole; ``reserved`` some units held back."""
+    usages = provider.get("usages") or {}
+    allocations = provider.get("allocations") or {}
+    used = dict((rc, n) for rc, n in usages.items() if _count(n) > 0)
+    invs = [i for i in (provider.get("inventories") or {}).values() if isinstance(i, dict)]
+    held = bool(provider.get("held"))
+    if "in_use" in provider:
+        # a consumer besides the hold is use even before Placement counts its usage
+        in_use = bool(provider.get("in_use")) or len(allocations) > (1 if held else 0)
+    else:
+        in_use = bool(used or allocations)
+    if "drained" in provider:
+        drained = bool(provider.get("drained"))
+    else:
+        drained = bool(invs) and all(_count(i.get("total")) > 0 and _count(i.get("reserved")) >= _count(i.get("total"))
+                                     for i in invs)
+    return {"in_use": in_use, "used": used, "consumers": sorted(allocations), "held": held,
+            "drained": drained, "reserved": any(_count(i.get("reserved")) > 0 for i in invs)}
+
+
 def placement_evidence(providers, prefix, address, addresses=()):
     """In-use evidence lines from Placement for one card: the providers of the card at ``address`` (and its VFs'
-    ``addresses``) under any reporter's name (:func:`card_provider_pattern`) that have usages (``providers``:
-    placement_provider_info's records)."""
-    pat = card_provider_pattern(prefix, [address] + list(addresses))
+    ``addresses``, :func:`card_providers`) in use (:func:`provider_use`)."""
     return ["placement provider %s has usages %s" % (p.get("name"), _usage_text(p.get("usages")))
-            for p in providers or [] if p.get("in_use") and pat.match(p.get("name") or "")]
+            for p in card_providers(providers, prefix, [address] + list(addresses)) if provider_use(p)["in_use"]]
 
 
 def plan_failure(planned):

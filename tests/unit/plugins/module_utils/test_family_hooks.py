@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _discovery, _drivers, _vocab
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _discovery, _drivers
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import gpu, nvidia_vgpu
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers._base import Driver, Kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
@@ -123,11 +123,11 @@ def test_an_nvidia_gpu_reports_its_held_mig_instances():
 
 
 def test_card_in_use_adds_the_familys_evidence_to_the_units():
-    busy, evidence = _vocab.card_in_use(_mig_card(), {})
+    busy, evidence = _cardstate.card_in_use(_mig_card(), {})
     assert busy and evidence == ["mig gpu instance 2 (2g.20gb): process /dev/nvidia-caps/nvidia-cap21"]
     card = _mig_card()
     card["gpu"]["mig"]["gpu_instances"][1]["in_use_by"] = []
-    assert _vocab.card_in_use(card, {}) == (False, [])
+    assert _cardstate.card_in_use(card, {}) == (False, [])
 
 
 # -- Nova: each kind's nova_spec -----------------------------------------------------------------------------

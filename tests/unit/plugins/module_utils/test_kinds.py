@@ -137,10 +137,12 @@ def test_a_mig_declaration_loads_the_mig_engine_only_when_it_is_programmed():
     assert "nvidia_mig" in programmed and not programmed & {"_fpga", "_vgpu"}, sorted(programmed & ENGINES)
 
 
-def test_the_vocabulary_loads_the_drivers_only_to_ask_whether_a_card_is_in_use():
+def test_the_vocabulary_loads_no_driver_and_the_card_state_loads_them_only_to_ask_whether_a_card_is_in_use():
     vocab = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _vocab\n"
     assert "_drivers" not in _modules_loaded_by(vocab + "_vocab.pci_address('3b:00.0')")
-    assert "_drivers" in _modules_loaded_by(vocab + "_vocab.card_in_use({'address': '0000:3b:00.0'}, {})")
+    state = "from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate\n"
+    assert "_drivers" not in _modules_loaded_by(state + "_cardstate.cards([{'address': '0000:3b:00.0'}])")
+    assert "_drivers" in _modules_loaded_by(state + "_cardstate.card_in_use({'address': '0000:3b:00.0'}, {})")
 
 
 def test_a_device_profile_in_cyborgs_own_form_loads_no_driver():

@@ -80,16 +80,3 @@ def test_record_units_give_compact_folded_vf_units_back_whole():
     assert _vocab.full_unit({"kind": "vf", "address": "0000:d8:02.1"})["vf_index"] is None
     assert _vocab.full_unit({"kind": "vf", "address": ["x"]}, {"0000:d8:02.1": 0})["vf_index"] is None
     assert _vocab.full_unit("x") == "x"
-
-
-def test_card_in_use_reads_the_card_its_vf_records_and_its_folded_vfs():
-    vf_rec = {"address": "0000:d8:02.1", "units": [
-        {"kind": "vf", "id": "0000:d8:02.1", "in_use": True, "in_use_by": [{"kind": "domain", "name": "inst-1"}]}]}
-    card = {"address": "0000:d8:00.0", "units": [{"kind": "device", "id": "0000:d8:00.0", "in_use": False}],
-            "sriov": {"vfs": ["0000:d8:02.0", "0000:d8:02.1"], "vf_units": [
-                {"kind": "vf", "id": "0000:d8:02.0", "in_use": True,
-                 "in_use_by": [{"kind": "process", "evidence": "/proc/7/fd/3 -> /dev/vfio/20"}]}]}}
-    busy, evidence = _vocab.card_in_use(card, {"0000:d8:02.1": vf_rec})
-    assert busy
-    assert evidence == ["vf 0000:d8:02.0: process /proc/7/fd/3 -> /dev/vfio/20", "vf 0000:d8:02.1: domain inst-1"]
-    assert _vocab.card_in_use({"address": "0000:3b:00.0", "units": []}, {}) == (False, [])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import with_placement
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import left_drain
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import (
     card_addresses, card_provider_pattern, placement_evidence, plan_failure)
@@ -149,11 +150,12 @@ def host_state(item):
     cards = []
     for c in plan.get("cards") or []:
         if c.get("status") == "todo":
+            # the host planned it; Placement's evidence of use (read after the plan) may block it: the card's state
+            # is decided again by the one decision (_cardstate), not here
             evidence = placement_evidence(providers, _prefix(item), c["address"])
             if evidence:
                 state["placement_in_use"][c["address"]] = evidence
-                c = dict(c, in_use=True, in_use_by=list(c.get("in_use_by") or []) + evidence,
-                         blocked=safe, status="blocked" if safe else "todo")
+                c = with_placement(c, evidence, safe)
         cards.append(c)
     planned = plan.get("planned") or {}
     state.update(cards=cards, problems=list(plan.get("problems") or []), planned=planned)

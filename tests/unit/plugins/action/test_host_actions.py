@@ -42,6 +42,7 @@ def run(action_class, args):
     connection = LocalConnection(PlayContext(), None)
     action = action_class(task, connection=connection, play_context=PlayContext(), loader=loader,
                           templar=Templar(loader=loader), shared_loader_obj=None)
+    action._load_name = task.action  # what ansible-core's plugin loader sets on the actions it loads
     return action.run(task_vars={})
 
 

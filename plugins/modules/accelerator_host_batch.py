@@ -60,10 +60,13 @@ options:
     type: dict
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
   action:
     support: full
   async:
+    support: none
+  bypass_host_loop:
     support: none
   check_mode:
     support: full
@@ -72,10 +75,12 @@ attributes:
     support: none
   idempotent:
     support: full
+    description: The same arguments give the same result; nothing is changed.
   platform:
     platforms: all
+    details: Runs on the controller; the role runs it with C(run_once), once per batch.
 author:
-  - accelops.lifecycle contributors
+  - accelops.lifecycle contributors (@accelops)
 '''
 
 EXAMPLES = r'''

@@ -88,10 +88,13 @@ options:
     type: raw
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
 attributes:
   action:
     support: full
   async:
+    support: none
+  bypass_host_loop:
     support: none
   check_mode:
     support: full
@@ -100,10 +103,11 @@ attributes:
     support: none
   idempotent:
     support: full
+    description: The same arguments give the same result; nothing is changed.
   platform:
     platforms: all
 author:
-  - accelops.lifecycle contributors
+  - accelops.lifecycle contributors (@accelops)
 '''
 
 EXAMPLES = r'''

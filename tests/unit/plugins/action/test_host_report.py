@@ -156,7 +156,7 @@ def test_placement_line_counts_undrains_and_keeps_others_drains():
 
 def test_a_host_left_out_of_the_report_says_not_reported_and_keeps_its_drains():
     report = host_report(recorded(drained=["a"], reported=False,
-                                      error="the host is locked by another converge"))
+                                  error="the host is locked by another converge"))
     assert report["placement"]["summary"] is None
     assert report["placement"]["undrained"] == []
     assert report["lines"][-3] == "  placement    drained a; not reported"
@@ -168,7 +168,7 @@ def test_a_host_left_out_of_the_report_says_not_reported_and_keeps_its_drains():
 
 def test_no_placement_no_placement_line():
     report = host_report(recorded(placement=False, reported=False, cards=[card("a", "ok", reason="")],
-                                      problems=["no card for entry y"]))
+                                  problems=["no card for entry y"]))
     assert report["lines"] == ["h1 [converge, root /]: 0 changed, 0 to change, 0 blocked, 0 failed, 1 as declared",
                                "  ok           a  f (fpga): carries it", "  problem      no card for entry y"]
     assert report["failure"] is None

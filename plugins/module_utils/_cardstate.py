@@ -91,7 +91,7 @@ def card_in_use(card, by_address):
 def card_state(card, by_address, providers=None, prefix=None, declared=None, carries=None, safe_mode=True):
     """What a card is, decided once. ``card``: its discovery record; ``by_address``: the host's records by address;
     ``providers``: Placement's providers (placement_provider_info's records) and ``prefix`` the names' host part
-    (the card's are found by :func:`_vocab.card_providers`; none read when ``prefix`` is None); ``declared``: the
+    (the card's are found by :func:`_vocab.card_providers`; with ``prefix`` None, ``providers`` are the card's); ``declared``: the
     function the declaration gives the card (None: not declared); ``carries``: whether it carries it now.
 
     Returns ``{address, state, in_use, units, family, host_evidence, providers, used, held, drained, reserved,
@@ -99,7 +99,10 @@ def card_state(card, by_address, providers=None, prefix=None, declared=None, car
     collection's is ``held``, not use), ``used`` per provider in use ``(name, {class: units}, [consumers])``,
     ``blocked`` a card to change that is in use while ``safe_mode`` is on; ``state`` one word of :data:`STATES`."""
     units, family = host_use(card, by_address)
-    mine = card_providers(providers, prefix, card_addresses(card, by_address)) if prefix is not None else []
+    if prefix is None:
+        mine = [p for p in providers or [] if isinstance(p, Mapping)]
+    else:
+        mine = card_providers(providers, prefix, card_addresses(card, by_address))
     used, held, drained, reserved = [], [], [], []
     for p in mine:
         use = provider_use(p)

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import FAMILIES, REPORTERS, SHA256_RE
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 HEX4_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
@@ -144,7 +144,7 @@ def _validate_match(c, raw):
     out = {"address": [], "family": None, "vendor_id": None, "device_id": None, "handler": None,
            "count": None, "numa_node": None}
     for text in c.str_list(m.get("address"), "match.address"):
-        addr = normalize_address(text)
+        addr = pci_address(text)
         if addr is None:
             c.fail("match.address", "%r is not a PCI address; accepted form: 0000:3b:00.0 or 3b:00.0" % text)
         if addr in out["address"]:

@@ -170,14 +170,16 @@ def _kind(mode):
     return "mode %o" % mode
 
 
-def discover_card(sysfs, address):
-    """The discovery record of the FPGA card at ``address`` (either PF of an Alveo card)."""
+def discover_card(sysfs, address, libvirt_run_dir=_discovery.DEFAULT_LIBVIRT_RUN_DIR):
+    """The discovery record of the FPGA card at ``address`` (either PF of an Alveo card), its users read from the
+    domains in ``libvirt_run_dir`` (the module's option)."""
     addr = normalize_address(address)
     if addr is None:
         raise FpgaError("address must be a PCI address such as 0000:5e:00.0 or 5e:00.0; got %r" % (address,))
     if not sysfs.exists("/sys/bus/pci/devices/%s" % addr):
         raise FpgaError("%s: no such PCI device on this host (nothing in /sys/bus/pci/devices)" % addr)
-    result = _discovery.discover(sysfs, families=["fpga"], addresses=[addr])  # no vendor tool runs: only FPGA drivers describe
+    # no vendor tool runs: only FPGA drivers describe
+    result = _discovery.discover(sysfs, families=["fpga"], addresses=[addr], libvirt_run_dir=libvirt_run_dir)
     recs = result["accelerators"]
     for rec in recs:
         fp = rec.get("fpga") or {}
@@ -190,10 +192,10 @@ def discover_card(sysfs, address):
                     "with its driver bound)" % addr)
 
 
-def locate(sysfs, address, port=None):
+def locate(sysfs, address, port=None, libvirt_run_dir=_discovery.DEFAULT_LIBVIRT_RUN_DIR):
     """Describe the programmable target at ``address`` (and ``port`` where the card has several), as the card's
     family sees it (its driver's ``program_target``)."""
-    rec, result = discover_card(sysfs, address)
+    rec, result = discover_card(sysfs, address, libvirt_run_dir)
     vfs = [r["address"] for r in result["accelerators"] if r.get("physfn") == rec["address"]]
     return for_record(rec).program_target(sysfs, rec, port, vfs, result)
 
@@ -230,9 +232,11 @@ def in_use(sysfs, target):
 
 
 def _domain_users(sysfs, target):
-    """Users of the Alveo management PF (discovery reports the card's units by its user PF)."""
+    """Users of the Alveo management PF (discovery reports the card's units by its user PF), from the domains in the
+    run dir the card's discovery read (the module's libvirt_run_dir)."""
     out = []
-    for by in _inuse.collect(sysfs, _discovery.DEFAULT_LIBVIRT_RUN_DIR).lookup(address=target.management):
+    run_dir = ((getattr(target, "result", None) or {}).get("host") or {}).get("libvirt_run_dir")
+    for by in _inuse.collect(sysfs, run_dir).lookup(address=target.management):
         item = dict(by)
         item["unit"] = target.management
         out.append(item)
@@ -358,7 +362,7 @@ def plan_program(host):
     p, sysfs, out = host.params, host.sysfs, host.result
     if p["timeout"] is None or p["timeout"] < 1:
         raise FpgaError("timeout must be a positive number of seconds; got %r" % (p["timeout"],))
-    target = locate(sysfs, p["address"], p["port"])
+    target = locate(sysfs, p["address"], p["port"], p["libvirt_run_dir"])
     out["target"] = target.describe()
     tool_path = find_tool(sysfs, target.tool)
     out["tool"] = {"path": tool_path, "runs": []}

@@ -33,6 +33,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._declaration im
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_record, ironic_default_families, ironic_types
 from ansible_collections.accelops.lifecycle.plugins.module_utils._openstack import (
     REQUEST_RETRIES, REQUEST_RETRY_DELAY, ServiceClient, permission_hint)
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 MICROVERSION = "1.37"          # node traits arrived in 1.37
 MAX_TRAITS = 50                # ironic.db.sqlalchemy.api.MAX_TRAITS_PER_NODE
@@ -51,7 +52,6 @@ FUNCTION_STATES = ("loaded", "declared")
 
 _TRAIT = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 _HEX4 = re.compile(r"^(0x)?[0-9a-fA-F]{1,4}$")
-_PCI = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 
 
 class IronicInputError(ValueError):
@@ -116,11 +116,11 @@ def _hex4(value, where):
 
 
 def normalize_pci_address(value, where):
-    m = _PCI.match(value) if isinstance(value, str) else None
-    if not m:
+    addr = pci_address(value)
+    if addr is None:
         raise IronicInputError("%s: expected a PCI address such as \"0000:3b:00.0\" or \"3b:00.0\", got %r"
                                % (where, value))
-    return ("%s:%s:%s.%s" % (m.group(1) or "0000", m.group(2), m.group(3), m.group(4))).lower()
+    return addr
 
 
 def check_accelerators(items, option="accelerators"):

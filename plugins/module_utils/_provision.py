@@ -9,14 +9,14 @@ Pure data in, data out (discovery results, Placement's view, the profiles, how e
 the same choice can be shown in a dry run and carried out. Order, as Placement's "preferred traits" would
 choose: a card that already carries the function (only its traits are missing: no reprogramming), then a free
 card with nothing loaded, then a free card loaded with something else on the host with the fewest changes.
-A card is free when discovery shows no unit in use and Placement shows no allocation on its providers.
+A card is free when the one decision (:func:`_cardstate.card_state`) finds no unit of it or of its VFs in use on the
+host, no use the family keeps in its own section (a MIG instance), and no allocation or drain on its providers.
 """
 
 from __future__ import annotations
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _naming
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _naming
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import kind as kind_named, kinds
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 
 PUBLISH, LOAD, RELOAD = 0, 1, 2
 _WHY = {
@@ -150,7 +150,8 @@ def check_input(profiles, hosts, providers):
 
 def _refusal(host, rec, by_addr, providers):
     """Why a card is not free to provision (:func:`_cardstate.card_state`), or None: a unit of it or of its VFs in
-    use on the host, the family's own evidence (a MIG instance), or allocations in Placement (a hold included)."""
+    use on the host, the family's own evidence (a MIG instance), allocations in Placement (a hold included) or a
+    drain (an operator's: the pool keeper leaves such a card alone too)."""
     st = _cardstate.card_state(rec, by_addr, providers, host)
     for kind, uid, holders in st["units"]:
         by = ", ".join("%s %s" % (b.get("kind"), b.get("name")) for b in holders if b) or "in use"
@@ -159,6 +160,8 @@ def _refusal(host, rec, by_addr, providers):
         return "in use: %s" % line
     for name in [u[0] for u in st["used"]] + st["held"]:
         return "Placement has allocations on %s" % name
+    for name in st["drained"]:
+        return "drained in Placement (%s): left alone" % name
     return None
 
 

@@ -2,9 +2,10 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The collection's shared vocabulary: family names, PCI addresses, mdev UUIDs, function ids and the units of a
-discovery record. Host code and controller code (modules, filters) both use it, so it is standard library only
-(Python 3.9+) and has no state.
+"""The collection's shared vocabulary: family names, PCI addresses, mdev UUIDs, function ids, the units of a
+discovery record and what Placement says of one provider. Host code and controller code (modules, filters) both use
+it, so it is standard library only (Python 3.9+), has no state and imports nothing of the collection (the card
+in-use rule, which asks the family drivers, is :mod:`_cardstate`'s).
 """
 
 from __future__ import annotations

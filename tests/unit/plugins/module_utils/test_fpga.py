@@ -220,3 +220,14 @@ def test_unit_name():
     assert _fpga.unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000_af_00_1.service"
     assert _fpga.legacy_unit_name(_target("intel", "0000:5e:00.0", "dfl-port.0")) == "accelops-fpga-0000-5e-00-0-dfl-port-0.service"
     assert _fpga.legacy_unit_name(_target("xilinx", "0000:af:00.1")) == "accelops-fpga-0000-af-00-1.service"
+
+
+def test_the_management_pfs_users_are_read_from_the_run_dir_the_module_was_given(host):
+    from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+    host.add_domain("on-mgmt", hostdevs=["0000:af:00.0"], run_dir="/srv/libvirt/qemu")
+    host.add_domain("default-dir", hostdevs=["0000:af:00.0"])
+    t = _target("xilinx", "0000:af:00.1", mgmt="0000:af:00.0")
+    t.result = {"accelerators": [], "host": {"libvirt_run_dir": "/srv/libvirt/qemu"}}
+    assert [u["name"] for u in _fpga.in_use(Sysfs(host.root), t)] == ["on-mgmt"]
+    t.result["host"]["libvirt_run_dir"] = None      # libvirt_run_dir "" (no domain scan)
+    assert _fpga.in_use(Sysfs(host.root), t) == []

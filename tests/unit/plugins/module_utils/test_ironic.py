@@ -353,3 +353,10 @@ def test_no_answer_and_5xx_are_retried_within_bounds_then_fail_clearly():
     assert "run again" in m and pauses == [0.5, 1.0, 2.0] and len(api.calls) == 4
     api = _Status(503, fault("busy"), after=2)   # answers after two 503s
     assert I.converge(I.Client(api, sleep=pauses.append), "bm1", [], None, check_mode=True)["changed"]
+
+
+def test_a_pci_address_is_read_as_the_declaration_and_discovery_read_it():
+    # one normaliser (_vocab.pci_address): a slot above 0x1f is no PCI address; a short slot or bus is
+    assert I.normalize_pci_address("3b:0.0", "accelerators[0].pci_address") == "0000:3b:00.0"
+    with pytest.raises(I.IronicInputError, match=r"accelerators\[0\].pci_address: expected a PCI address"):
+        I.normalize_pci_address("0000:3b:20.0", "accelerators[0].pci_address")

@@ -29,7 +29,11 @@ from modrunner import patch_exits, patch_module_args, run_module  # noqa: E402  
 # every module of the collection, so that a new one is checked without being listed here
 MODULES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))), "plugins", "modules")
-MODULES = tuple(sorted(n[:-3] for n in os.listdir(MODULES_DIR) if n.endswith(".py") and not n.startswith("_")))
+# (a controller action's module file holds its documentation only: the action plugin of the same name runs it)
+ACTIONS_DIR = os.path.join(os.path.dirname(MODULES_DIR), "action")
+ACTIONS = set(os.listdir(ACTIONS_DIR)) if os.path.isdir(ACTIONS_DIR) else set()
+MODULES = tuple(sorted(n[:-3] for n in os.listdir(MODULES_DIR) if n.endswith(".py") and not n.startswith("_")
+                       and n not in ACTIONS))
 CLOUD = {"auth_type": "admin_token", "auth": {"endpoint": "http://127.0.0.1:9", "token": "t"}}
 
 

@@ -54,7 +54,10 @@ FIGURES_KEY = "hostile_module_inputs"
 
 
 def module_names():
-    return sorted(f[:-3] for f in os.listdir(MODULES_DIR) if f.endswith(".py") and not f.startswith("_"))
+    # a controller action's module file holds its documentation only (the action plugin of the same name runs it)
+    actions = set(os.listdir(os.path.join(TOP, "plugins", "action")))
+    return sorted(f[:-3] for f in os.listdir(MODULES_DIR) if f.endswith(".py") and not f.startswith("_")
+                  and f not in actions)
 
 
 def load(name):

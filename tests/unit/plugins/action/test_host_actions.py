@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import pytest
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.playbook.play_context import PlayContext
-from ansible.playbook.task import Task
-from ansible.plugins.connection.local import Connection as LocalConnection
-from ansible.template import Templar
-from ansible_collections.accelops.lifecycle.plugins.action.accelerator_host_batch import ActionModule as BatchAction
-from ansible_collections.accelops.lifecycle.plugins.action.accelerator_host_settings import (
-    ActionModule as SettingsAction)
-from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_settings import SETTINGS_MSG
+from actionrunner import run_cases
 from recorded import batch_args, host_record
 
+SETTINGS_MSG = (
+    "accelerator_host: accelerator_host_functions must be a list, accelerator_host_mode converge or plan, "
+    "accelerator_host_allowed_functions null or a list, and with accelerator_host_placement true either "
+    "accelerator_host_placement_endpoint + accelerator_host_placement_token or openstack.cloud-style settings "
+    "(accelerator_host_cloud, or accelerator_host_auth with accelerator_host_auth_type ...) are needed "
+    "(set accelerator_host_placement to false to converge the host only)")
 NIC = "0000:d8:00.0"
 DISC = {"schema_version": 1, "host": {"hostname": "h1"}, "accelerators": [{"address": NIC}]}
 SETTINGS = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn-h1",
@@ -33,19 +31,6 @@ PLAN = {"changed": True, "cards": [CARD], "problems": [], "drift": [], "discover
         "planned": {NIC: {"failed": False, "changed": True, "refused_in_use": False, "msg": "", "steps": ["4 VFs"]}}}
 
 
-def run(action_class, args):
-    task = Task()
-    task.action = "accelops.lifecycle." + action_class.__module__.rsplit(".", 1)[-1]
-    task.args = args
-    loader = DataLoader()
-    # the connection the task executor hands an action (never opened: these actions run on the controller)
-    connection = LocalConnection(PlayContext(), None)
-    action = action_class(task, connection=connection, play_context=PlayContext(), loader=loader,
-                          templar=Templar(loader=loader), shared_loader_obj=None)
-    action._load_name = task.action  # what ansible-core's plugin loader sets on the actions it loads
-    return action.run(task_vars={})
-
-
 def settings_args(**over):
     args = {"host": "h1", "placement_host": "cn-h1", "functions": [{"name": "x710-vf"}], "mode": "converge",
             "allowed_functions": None, "placement": True, "placement_endpoint": "http://placement:8778",
@@ -54,49 +39,15 @@ def settings_args(**over):
     return args
 
 
-def test_settings_are_recorded_with_no_refusal_and_no_secret():
-    result = run(SettingsAction, settings_args())
-    assert not result.get("failed") and result["changed"] is False
-    assert dict((k, result[k]) for k in SETTINGS) == dict(SETTINGS)
-    assert "secret" not in repr(result)
-
-
-def test_settings_of_the_wrong_form_are_refused_with_the_roles_message_not_failed():
-    for over in ({"functions": {"name": "x"}}, {"mode": "apply"}, {"placement_token": ""}):
-        result = run(SettingsAction, settings_args(**over))
-        assert not result.get("failed") and result["refusal"] == SETTINGS_MSG, over
-    result = run(SettingsAction, settings_args(allowed_functions=["dma"]))
-    assert "x710-vf" in result["refusal"] and not result.get("failed")
-
-
-@pytest.mark.parametrize("args,option", [
+READ = {"results": [{"providers": [{"name": "cn-h1_" + NIC, "in_use": False, "usages": {}}]}]}
+DRAINED = {"changed": True, "by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
+BAD_SETTINGS = [
     (dict((k, v) for k, v in settings_args().items() if k != "host"), "host"),
     (settings_args(plan_only="sometimes"), "plan_only"),
     (settings_args(undrain={"a": 1}), "undrain"),
     (dict(settings_args(), colour="red"), "colour"),
-])
-def test_a_bad_settings_argument_fails_naming_it(args, option):
-    result = run(SettingsAction, args)
-    assert result["failed"] and option in result["msg"] and "Traceback" not in result["msg"], result
-
-
-def test_the_batch_steps_as_a_task_returns_them():
-    h = host_record("h1", SETTINGS, plan=PLAN)
-    planned = run(BatchAction, dict(batch_args([h]), step="plan"))
-    assert planned["reads"] == [{"hosts": ["cn-h1"]}] and planned["check"] == [] and planned["changing"] == ["h1"]
-    read = {"results": [{"providers": [{"name": "cn-h1_" + NIC, "in_use": False, "usages": {}}]}]}
-    h = host_record("h1", SETTINGS, plan=PLAN, read=read)
-    [drain] = run(BatchAction, dict(batch_args([h]), step="drain"))["drain"]
-    assert drain["host"] == "cn-h1" and drain["drain"] == [NIC]
-    h["drain"] = {"changed": True, "by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
-    assert run(BatchAction, dict(batch_args([h]), step="apply"))["apply"] == {
-        "h1": {"cards": [NIC], "placement_in_use": {}}}
-    summary = run(BatchAction, dict(batch_args([h, host_record("h2", {})]), step="summary"))
-    assert summary["hosts"] == ["h1"] and summary["reports"]["h1"]["host"] == "h1"
-    assert summary["reports"]["h1"]["cards"][0]["status"] == "not-applied"
-
-
-@pytest.mark.parametrize("args,message", [
+]
+BAD_BATCH = [
     ({"settings": {}}, "step"),
     ({"step": "plan"}, "settings"),
     ({"step": "undo", "settings": {}}, "step"),
@@ -106,7 +57,67 @@ def test_the_batch_steps_as_a_task_returns_them():
     ({"step": "summary", "settings": {"h1": SETTINGS}, "applied": {"h1": 3}}, "applied.h1"),
     # a registered result of another shape (a variable of the same name set by something else): named by host
     ({"step": "plan", "settings": {"h1": SETTINGS}, "plans": {"h1": dict(PLAN, cards=[1])}}, "h1: a recorded"),
-])
-def test_a_bad_batch_argument_fails_naming_it(args, message):
-    result = run(BatchAction, args)
+]
+# every action run of this file, by name (run once for the file by the fixture)
+CASES = {
+    "settings": ("accelerator_host_settings", settings_args()),
+    "refused functions": ("accelerator_host_settings", settings_args(functions={"name": "x"})),
+    "refused mode": ("accelerator_host_settings", settings_args(mode="apply")),
+    "refused credentials": ("accelerator_host_settings", settings_args(placement_token="")),
+    "refused allow-list": ("accelerator_host_settings", settings_args(allowed_functions=["dma"])),
+    "plan": ("accelerator_host_batch", dict(batch_args([host_record("h1", SETTINGS, plan=PLAN)]), step="plan")),
+    "drain": ("accelerator_host_batch",
+              dict(batch_args([host_record("h1", SETTINGS, plan=PLAN, read=READ)]), step="drain")),
+    "apply": ("accelerator_host_batch",
+              dict(batch_args([host_record("h1", SETTINGS, plan=PLAN, read=READ, drain=DRAINED)]), step="apply")),
+    "summary": ("accelerator_host_batch",
+                dict(batch_args([host_record("h1", SETTINGS, plan=PLAN, read=READ, drain=DRAINED),
+                                 host_record("h2", {})]), step="summary")),
+}
+CASES.update(("bad settings %d" % i, ("accelerator_host_settings", args)) for i, (args, _o) in enumerate(BAD_SETTINGS))
+CASES.update(("bad batch %d" % i, ("accelerator_host_batch", args)) for i, (args, _m) in enumerate(BAD_BATCH))
+
+
+@pytest.fixture(scope="module")
+def results():
+    names = sorted(CASES)
+    out = dict(zip(names, run_cases([CASES[n] for n in names])))
+    for name, result in out.items():
+        assert "exception" not in result, (name, result)
+    return out
+
+
+def test_settings_are_recorded_with_no_refusal_and_no_secret(results):
+    result = results["settings"]
+    assert not result.get("failed") and result["changed"] is False
+    assert dict((k, result[k]) for k in SETTINGS) == dict(SETTINGS)
+    assert "secret" not in repr(result)
+
+
+def test_settings_of_the_wrong_form_are_refused_with_the_roles_message_not_failed(results):
+    for name in ("refused functions", "refused mode", "refused credentials"):
+        assert not results[name].get("failed") and results[name]["refusal"] == SETTINGS_MSG, name
+    assert "x710-vf" in results["refused allow-list"]["refusal"] and not results["refused allow-list"].get("failed")
+
+
+@pytest.mark.parametrize("index", range(len(BAD_SETTINGS)), ids=[o for _a, o in BAD_SETTINGS])
+def test_a_bad_settings_argument_fails_naming_it(results, index):
+    result, option = results["bad settings %d" % index], BAD_SETTINGS[index][1]
+    assert result["failed"] and option in result["msg"] and "Traceback" not in result["msg"], result
+
+
+def test_the_batch_steps_as_a_task_returns_them(results):
+    planned = results["plan"]
+    assert planned["reads"] == [{"hosts": ["cn-h1"]}] and planned["check"] == [] and planned["changing"] == ["h1"]
+    [drain] = results["drain"]["drain"]
+    assert drain["host"] == "cn-h1" and drain["drain"] == [NIC]
+    assert results["apply"]["apply"] == {"h1": {"cards": [NIC], "placement_in_use": {}}}
+    summary = results["summary"]
+    assert summary["hosts"] == ["h1"] and summary["reports"]["h1"]["host"] == "h1"
+    assert summary["reports"]["h1"]["cards"][0]["status"] == "not-applied"
+
+
+@pytest.mark.parametrize("index", range(len(BAD_BATCH)), ids=[m for _a, m in BAD_BATCH])
+def test_a_bad_batch_argument_fails_naming_it(results, index):
+    result, message = results["bad batch %d" % index], BAD_BATCH[index][1]
     assert result["failed"] and message in result["msg"] and "Traceback" not in result["msg"], result

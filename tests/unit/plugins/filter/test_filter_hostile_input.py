@@ -14,10 +14,10 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
 from ansible_collections.accelops.lifecycle.plugins.filter.accelerator_summary import accelerator_summary
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
 from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_units import hostdev_units
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_xml import hostdev_xml
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_report import host_report
 from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
 
 
@@ -116,7 +116,7 @@ def test_provision_hosts_not_a_mapping():
             provision([PROFILE], {"gzip": GZIP}, hosts)
 
 
-# -- converge_report (was: KeyError, TypeError, AttributeError) ------------------------------------------------
+# -- host_report (plugin_utils/_host_report.py; was: KeyError, TypeError, AttributeError) ------------------------------------------------
 RECORDED = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn1",
             "fail_on_drift": False, "problems": [],
             "planned": {FPGA: {"changed": True, "steps": ["load gzip"]}, "0000:5f:00.0": {"changed": False},
@@ -140,7 +140,7 @@ RECORDED = {"host": "h1", "root": "/", "plan_only": False, "placement": True, "p
 
 
 def test_converge_report_baseline():
-    r = converge_report(copy.deepcopy(RECORDED))
+    r = host_report(copy.deepcopy(RECORDED))
     assert [(c["address"], c["status"]) for c in r["cards"]] == [
         (FPGA, "changed"), ("0000:5f:00.0", "ok"), ("0000:60:00.0", "blocked"), ("0000:61:00.0", "failed")]
     assert r["placement"]["already_drained"] == ["cn1_x"]
@@ -171,8 +171,8 @@ def test_converge_report_baseline():
                                                       r"provider's name"),
 ])
 def test_converge_report_wrong_shape(path, value, message):
-    with pytest.raises(AnsibleFilterError, match=r"^converge_report: " + message):
-        converge_report(changed(RECORDED, path, value))
+    with pytest.raises(ValueError, match=r"^" + message):
+        host_report(changed(RECORDED, path, value))
 
 
 # -- accelerator_summary (was: AttributeError, TypeError) ------------------------------------------------------

@@ -7,12 +7,13 @@ cut during its apply, and what the report says of each."""
 
 from __future__ import annotations
 
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_batch import converge_batch, converge_host
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
 from ansible_collections.accelops.lifecycle.plugins.module_utils._converge import (
     JOURNAL_FILE, read_journal, write_journal)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.desired import desired_providers
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import DRAIN_TRAIT, left_drain
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_report import host_report
+from recorded import host_record, step
+from recorded import state as host_state
 
 NIC = "0000:d8:00.0"
 PROV = "cn-h1_" + NIC
@@ -56,23 +57,22 @@ def card(status):
 def host(provider, last_run=None, reported=True):
     plan = {"changed": False, "cards": [card("ok")], "planned": {}, "problems": [], "drift": [], "discovery": DISC,
             "function_names": {}, "overrides": {}, "error": None, "last_run": last_run or dict(DONE)}
-    v = {"inventory_hostname": "h1", "__accelerator_host_settings": {
+    v = host_record("h1", {
         "host": "h1", "root": "/", "plan_only": False, "placement": True, "placement_host": "cn-h1",
         "root_provider": None, "name_prefix": None, "undrain": [], "safe_mode": True, "fail_on_drift": False,
         "refusal": None},
-        "__accelerator_host_plan": plan,
-        "__accelerator_host_placement_read": {"results": [{"providers": [provider]}]}}
+        plan=plan, read={"results": [{"providers": [provider]}]})
     if reported:
-        v["__accelerator_host_report_batch"] = {"by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
+        v["report"] = {"by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
     return v
 
 
 def test_a_rerun_reads_and_lifts_the_drain_its_killed_run_left_and_says_which_run():
     h = host(drained())
-    assert converge_batch([h], "reads") == [{"hosts": ["cn-h1"]}]  # a no-op host with a run record reads
-    [item] = converge_batch([h], "report")
+    assert step([h], "reads") == [{"hosts": ["cn-h1"]}]  # a no-op host with a run record reads
+    [item] = step([h], "report")
     assert item["undrain"] == [PROV]
-    report = converge_report(converge_host(h))
+    report = host_report(host_state(h))
     assert report["lifted_drains"] == [PROV]
     assert "  placement    lifted the drain of %s (card %s) left by the run play=converge user=ops of " \
            "2026-11-27T05:00:00Z" % (PROV, NIC) in report["lines"]
@@ -81,9 +81,9 @@ def test_a_rerun_reads_and_lifts_the_drain_its_killed_run_left_and_says_which_ru
 def test_an_operators_drain_and_a_drain_with_allocations_are_left_and_reported():
     for provider, why in ((drained(marked=False), "an operator's drain"), (drained(in_use=True), "allocations")):
         h = host(provider)
-        [item] = converge_batch([h], "report")
+        [item] = step([h], "report")
         assert item["undrain"] == []
-        report = converge_report(converge_host(h))
+        report = host_report(host_state(h))
         assert report["lifted_drains"] == [] and report["left_drained"] == [PROV]
         assert any(line.startswith("  placement    %s (card %s): " % (PROV, NIC)) and why in line
                    for line in report["lines"])
@@ -91,11 +91,11 @@ def test_an_operators_drain_and_a_drain_with_allocations_are_left_and_reported()
 
 def test_a_run_cut_during_apply_is_reported_as_such():
     cut = dict(DONE, phase="apply", cards=[NIC, "0000:86:00.0"])
-    report = converge_report(converge_host(host(drained(), last_run=cut)))
+    report = host_report(host_state(host(drained(), last_run=cut)))
     assert report["cut_run"] == cut
     assert ("  last run     the run play=converge user=ops of 2026-11-27T05:00:00Z was cut during apply (cards "
             "%s, 0000:86:00.0): %s: create 4 VFs" % (NIC, NIC)) in report["lines"]
-    assert converge_report(converge_host(host(drained())))["cut_run"] is None  # a run that ended is not cut
+    assert host_report(host_state(host(drained())))["cut_run"] is None  # a run that ended is not cut
 
 
 def test_the_run_record_reads_back_what_was_written_and_ignores_other_files(tmp_path):

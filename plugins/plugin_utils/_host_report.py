@@ -2,103 +2,14 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+"""The per-host report of an accelerator_host converge or plan (the role's ``accelerator_host_report``), decided on
+the controller from the host's state: each card's one status with its reason, the Placement line, the summary
+lines and the failure the host fails with (None when it does not fail)."""
 
 from __future__ import annotations
 
-DOCUMENTATION = r'''
-name: converge_report
-short_description: The per-host summary of an accelerator_host converge or plan
-version_added: 0.1.0
-description:
-  - Builds C(accelerator_host_report), the per-host summary the C(accelops.lifecycle.accelerator_host) role sets and
-    prints, from what the run recorded (the cards and their status, the plans, the results of the programming
-    modules, the verification, the drains, the batch's report to Placement, the drift and the error).
-  - Each card ends in one status, V(ok) (carries its function), V(changed), V(would-change) (plan mode),
-    V(blocked) (in use), V(unsupported), V(failed), V(plan-failed) or V(not-applied), with the reason.
-  - C(failure) in the result is the message the host fails with (V(null) when it does not fail), on an error, on
-    cards that did not converge (converge mode), or on drift in plan mode with C(fail_on_drift).
-options:
-  _input:
-    description:
-      - What the run recorded, a dictionary with the keys C(host), C(root), C(plan_only), C(placement) (whether
-        the host is reported to Placement), C(placement_host) (its compute node's name), C(fail_on_drift),
-        C(cards) (the role's card records, with address, function, kind, status, reason, loaded, module, in_use_by),
-        C(problems) (of the resolution), C(planned), C(applied) and C(verify) (by card address), C(drained),
-        C(kept_drained), C(drift), C(error), C(reported) (whether the host was in the batch's report) and
-        C(placement_share) (the host's entry of RV(accelops.lifecycle.placement_provider_tree#module:by_host) in
-        the batch's report, its action counts and drained providers), C(left_drains) (drains the run found and did
-        not make, each with provider, card, action V(lift) or V(left), why, run) and C(cut_run) (a former run's
-        record when it was cut during its apply).
-    type: dict
-    required: true
-'''
-
-EXAMPLES = r'''
-- name: Summarise a host
-  ansible.builtin.set_fact:
-    accelerator_host_report: "{{ recorded | accelops.lifecycle.converge_report }}"
-
-- name: Print it
-  ansible.builtin.debug:
-    msg: "{{ accelerator_host_report.lines }}"
-'''
-
-RETURN = r'''
-_value:
-  description: The report (the role's README describes every key).
-  type: dict
-  contains:
-    host:
-      description: The inventory name.
-      type: str
-    mode:
-      description: V(converge) or V(plan).
-      type: str
-    cards:
-      description: One record per declared card, with its C(status) and C(why).
-      type: list
-      elements: dict
-    changed:
-      description: Addresses of the cards changed.
-      type: list
-      elements: str
-    blocked:
-      description: Addresses of the cards in use that needed a change.
-      type: list
-      elements: str
-    failed:
-      description: Addresses of the cards that failed.
-      type: list
-      elements: str
-    placement:
-      description: The drained, undrained, kept drained and already drained providers, and the report's counts.
-      type: dict
-    lifted_drains:
-      description: The providers whose drain a former run left (the collection's mark, the card as declared,
-        nothing else allocated) that this run lifted.
-      type: list
-      elements: str
-    left_drained:
-      description: Drains this run found, did not make and left, each with why in the lines (an operator's drain
-        has no mark and is never lifted).
-      type: list
-      elements: str
-    cut_run:
-      description: The run record of a former run cut during its apply (C(owner), C(started), C(cards), C(applied)),
-        or V(null).
-      type: dict
-    lines:
-      description: The readable summary, one line each.
-      type: list
-      elements: str
-    failure:
-      description: Why the host fails, or V(null).
-      type: str
-'''
-
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleFilterError
 
 REPORT_ACTIONS = ("created", "updated", "unchanged", "pruned", "kept", "foreign")
 FAILED = ("failed", "plan-failed", "not-applied")
@@ -167,7 +78,7 @@ def _placement_line(drained, undrained, pre_drained, counts):
 
 def _expect(ok, where, form, value):
     if not ok:
-        raise AnsibleFilterError("converge_report: %s: expected %s, got %s" % (where, form, type(value).__name__))
+        raise ValueError("%s: expected %s, got %s" % (where, form, type(value).__name__))
 
 
 def _strings(value, where, what):
@@ -186,11 +97,10 @@ def _by_address(value, where, form, entry=None):
 
 
 def check_recorded(data):
-    """AnsibleFilterError, naming the key and the accepted form, when what the run recorded does not have the shape
+    """ValueError, naming the key and the accepted form, when what the run recorded does not have the shape
     the report reads (the role's variables: see the option's description). Only the keys read are checked."""
     if not isinstance(data, Mapping):
-        raise AnsibleFilterError("converge_report expects a dictionary of what the run recorded, got %s"
-                                 % type(data).__name__)
+        raise ValueError("expected a dictionary of what the run recorded, got %s" % type(data).__name__)
     _by_address(data.get("planned"), "planned", "the programming module's plan (check-mode result)",
                 "a module result (a mapping with changed, failed, msg, steps)")
     for address, plan in (data.get("planned") or {}).items():
@@ -254,7 +164,8 @@ def check_recorded(data):
                     "a string or null", p.get("address"))
 
 
-def converge_report(data):
+def host_report(data):
+    """The host's report (accelerator_host_report) from its state (:func:`_host_batch.host_state`)."""
     check_recorded(data)
     plan_only = bool(data.get("plan_only"))
     planned = data.get("planned") or {}
@@ -347,8 +258,3 @@ def converge_report(data):
         "lines": lines,
         "failure": ("accelerator_host on %s: %s" % (host, " / ".join(why))) if fails else None,
     }
-
-
-class FilterModule(object):
-    def filters(self):
-        return {"converge_report": converge_report}

@@ -2,105 +2,23 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+"""The accelerator_host role's decisions for one serial batch of hosts, made on the controller.
+
+The role records each host's settings (the accelerator_host_settings action) and what each of its tasks returned
+(the host's plan and apply by accelerator_converge, the batch's Placement read, check, drain and report); the
+accelerator_host_batch action hands them here as a :class:`Batch`. From them, :func:`host_state` decides one host's
+state (the cards it may change, with the Placement evidence of use, its error, the drift, what to report) and the
+batch's steps are the inputs of its one-per-batch calls.
+"""
 
 from __future__ import annotations
 
-DOCUMENTATION = r'''
-name: converge_batch
-short_description: The accelerator_host role's decisions for one host, or for one serial batch of hosts
-version_added: 0.4.0
-description:
-  - The C(accelops.lifecycle.accelerator_host) role records what each of its tasks returned (the host's plan by
-    M(accelops.lifecycle.accelerator_converge) in check mode, the batch's Placement read, drain and report, the
-    host's apply) and decides everything else here, in Python, once.
-  - C(converge_host) turns one host's record into its state; the cards it may change (C(apply)) with the Placement
-    evidence of use (C(placement_in_use)), its error, the drift, and the keys the
-    P(accelops.lifecycle.converge_report#filter) filter reads.
-  - C(converge_batch) turns the batch's records into the input of one controller call; V(reads) (the
-    M(accelops.lifecycle.placement_provider_info) requests; only hosts with a card to change, or every host in plan
-    mode), V(check) (plan mode; the O(accelops.lifecycle.placement_provider_tree#module:hosts) to compare with
-    Placement), V(drain) (the hosts with cards to change, each card drained) and V(report) (every host that got to
-    the report, with its discovery after the change, the drains to keep and the drains to release), or V(hosts) (the
-    inventory names of the batch's hosts that run the role, the loop of the role's summary) or V(apply) (the inventory
-    names of those that change cards in this run, after the drain; when there is none, the role's apply runs once for
-    the batch, and skips, instead of once per host).
-options:
-  _input:
-    description:
-      - For C(converge_host), one host's variables (C(hostvars[inventory_hostname])); for C(converge_batch), the
-        list of the batch's (C(ansible_play_batch | map('extract', hostvars) | list)).
-      - Read from them; the role's settings fact C(__accelerator_host_settings) (C(host), C(root), C(plan_only),
-        C(placement), C(placement_host), C(root_provider), C(name_prefix), C(undrain), C(safe_mode),
-        C(fail_on_drift), C(refusal)) and the results the role registers (C(__accelerator_host_plan),
-        C(__accelerator_host_placement_read), C(__accelerator_host_placement_check), C(__accelerator_host_drain),
-        C(__accelerator_host_apply), C(__accelerator_host_report_batch); a skipped or missing one counts as not
-        run).
-    type: raw
-    required: true
-  step:
-    description: For C(converge_batch), which call to prepare.
-    type: str
-    choices: [reads, check, drain, report, hosts, apply]
-'''
-
-EXAMPLES = r'''
-- name: What the host may change, and what it must report
-  ansible.builtin.debug:
-    msg: "{{ hostvars[inventory_hostname] | accelops.lifecycle.converge_host }}"
-
-- name: The batch's Placement reads
-  ansible.builtin.debug:
-    msg: "{{ ansible_play_batch | map('extract', hostvars) | list | accelops.lifecycle.converge_batch('reads') }}"
-'''
-
-RETURN = r'''
-_value:
-  description:
-    - C(converge_host); a dictionary with the keys the converge_report filter reads (C(host), C(root), C(plan_only),
-      C(placement), C(placement_host), C(fail_on_drift), C(cards), C(problems), C(planned), C(applied), C(verify),
-      C(drained), C(kept_drained), C(drift), C(error), C(reported), C(placement_share), C(left_drains),
-      C(cut_run)) and C(apply),
-      C(placement_in_use), C(changing) (the cards to drain and change), C(report_item).
-    - C(converge_batch); a list, the loop of the read or the O(accelops.lifecycle.placement_provider_tree#module:hosts)
-      of the check, drain or report call, or the host names (V(hosts)).
-  type: raw
-'''
-
 from collections.abc import Mapping
 
-from ansible.errors import AnsibleFilterError
+from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import with_placement
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import left_drain
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import (
     card_addresses, card_provider_pattern, placement_evidence, plan_failure)
-
-STEPS = ("reads", "check", "drain", "report", "hosts", "apply")
-# The role's variables a host's record is read from: its settings (one set_fact) and what each task returned.
-SETTINGS = "__accelerator_host_settings"
-RESULTS = (("plan", "__accelerator_host_plan"), ("read", "__accelerator_host_placement_read"),
-           ("check", "__accelerator_host_placement_check"), ("drain", "__accelerator_host_drain"),
-           ("apply", "__accelerator_host_apply"), ("report", "__accelerator_host_report_batch"))
-
-
-def _get(variables, key):
-    try:
-        return variables[key]
-    except (KeyError, AttributeError, TypeError):
-        return None
-
-
-def record(variables, name="converge_host"):
-    """One host's record from its variables (``hostvars[host]``, or the host's own)."""
-    if not isinstance(variables, Mapping):
-        raise AnsibleFilterError("%s expects a host's variables (hostvars[host]), got %s"
-                                 % (name, type(variables).__name__))
-    settings = _get(variables, SETTINGS)
-    if not isinstance(settings, Mapping):
-        raise AnsibleFilterError("%s: %s: no %s (the accelerator_host role sets it first)"
-                                 % (name, _get(variables, "inventory_hostname"), SETTINGS))
-    item = dict(settings)
-    for key, name in RESULTS:
-        item[key] = _get(variables, name)
-    return item
 
 
 def _ran(result):
@@ -115,6 +33,40 @@ def _failure(result):
     if result is None or not result.get("failed"):
         return None
     return result.get("error") or result.get("msg") or "failed"
+
+
+class Batch(object):
+    """What the role recorded for one batch: each host's settings, plan and apply (by inventory name), and the
+    batch's registered Placement results (``read``, ``check``, ``drain``, ``report``; None when not run)."""
+
+    def __init__(self, settings, plans=None, applied=None, read=None, check=None, drain=None, report=None):
+        # a host whose settings are null or empty does not run the role in this batch (not included, or its part
+        # ended by the summary of an earlier run of the role in the same play): left out
+        self.items = []
+        for name, host_settings in settings.items():
+            if not isinstance(host_settings, Mapping) or not host_settings:
+                continue
+            item = dict(host_settings)
+            item.setdefault("host", name)
+            item.update(plan=(plans or {}).get(name), apply=(applied or {}).get(name), read=read, check=check,
+                        drain=drain, report=report)
+            self.items.append(item)
+        self._states = None
+
+    def states(self):
+        """[(item, state)] of every host of the batch (ValueError naming the host when a recorded result does not
+        have the shape the role's tasks give it)."""
+        if self._states is None:
+            self._states = [(item, _state(item)) for item in self.items]
+        return self._states
+
+
+def _state(item):
+    try:
+        return host_state(item)
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise ValueError("%s: a recorded result does not have the shape accelerator_converge and the Placement "
+                         "modules return (%s: %s)" % (item.get("host"), type(e).__name__, e))
 
 
 def _prefix(item):
@@ -170,21 +122,10 @@ def _in_batch(result, host):
     return isinstance(by_host, Mapping) and host in by_host
 
 
-def _state(item, name="converge_host"):
-    """host_state, or AnsibleFilterError naming the host when a recorded result does not have the shape the role's
-    tasks give it (such as a variable of the same name set by something else)."""
-    try:
-        return host_state(item)
-    except (AttributeError, KeyError, TypeError, ValueError) as e:
-        raise AnsibleFilterError("%s: %s: a recorded result does not have the shape accelerator_converge "
-                                 "and the Placement modules return (%s: %s)" % (name, item.get("host"), type(e).__name__, e))
-
-
-def converge_host(variables):
-    return _state(record(variables))
-
-
 def host_state(item):
+    """One host's state from its record (its settings with ``plan``, ``read``, ``check``, ``drain``, ``apply`` and
+    ``report``, the registered results, each None or skipped when not run): the keys the report reads and
+    ``apply`` (the cards to change now), ``placement_in_use``, ``changing`` (the cards to drain), ``report_item``."""
     plan_only = bool(item.get("plan_only"))
     placement = bool(item.get("placement"))
     plan = _ran(item.get("plan"))
@@ -209,11 +150,12 @@ def host_state(item):
     cards = []
     for c in plan.get("cards") or []:
         if c.get("status") == "todo":
+            # the host planned it; Placement's evidence of use (read after the plan) may block it: the card's state
+            # is decided again by the one decision (_cardstate), not here
             evidence = placement_evidence(providers, _prefix(item), c["address"])
             if evidence:
                 state["placement_in_use"][c["address"]] = evidence
-                c = dict(c, in_use=True, in_use_by=list(c.get("in_use_by") or []) + evidence,
-                         blocked=safe, status="blocked" if safe else "todo")
+                c = with_placement(c, evidence, safe)
         cards.append(c)
     planned = plan.get("planned") or {}
     state.update(cards=cards, problems=list(plan.get("problems") or []), planned=planned)
@@ -294,55 +236,64 @@ def _left_drains(item, state, providers, discovery):
     return out
 
 
-def converge_batch(items, step):
-    if step not in STEPS:
-        raise AnsibleFilterError("converge_batch: step must be one of %s, got %r" % (", ".join(STEPS), step))
-    if not isinstance(items, (list, tuple)):
-        raise AnsibleFilterError("converge_batch expects the list of the batch's host variables, got %s"
-                                 % type(items).__name__)
-    # hosts of the batch that do not run the role (include_role with a when) have no settings: left out
-    items = [record(v, "converge_batch") for v in items
-             if not isinstance(v, Mapping) or isinstance(_get(v, SETTINGS), Mapping)]
-    if step == "hosts":
-        return [item.get("host") for item in items]
-    states = [(item, _state(item, "converge_batch")) for item in items]
-    if step == "apply":
-        # the same condition as the role's apply on each host (the cards it changes: none in plan mode, none after an
-        # error before the change), read before the apply's own result, which may still be a former run's
-        return [item.get("host") for item, s in states if s["apply"]]
-    if step == "reads":
-        names, roots = [], []
-        for item, s in states:
-            # a host with a run record reads too: its last run may have left drains (lifted by this run's report)
-            if not s["placement"] or s["error"] or (not s["plan_only"] and not s["last_run"] and not any(
-                    c.get("status") == "todo" for c in s["cards"])):
-                continue
-            if item.get("root_provider"):
-                if {"root_provider": item["root_provider"]} not in roots:
-                    roots.append({"root_provider": item["root_provider"]})
-            elif item.get("placement_host") not in names:
-                names.append(item.get("placement_host"))
-        return ([{"hosts": names}] if names else []) + roots
-    out = []
-    for item, s in states:
+def reads(batch):
+    """The placement_provider_info requests of the batch (a loop): only hosts with a card to change, or every host
+    in plan mode, or one whose last run left a record (it may have left drains that this run's report lifts)."""
+    names, roots = [], []
+    for item, s in batch.states():
+        if not s["placement"] or s["error"] or (not s["plan_only"] and not s["last_run"] and not any(
+                c.get("status") == "todo" for c in s["cards"])):
+            continue
+        if item.get("root_provider"):
+            if {"root_provider": item["root_provider"]} not in roots:
+                roots.append({"root_provider": item["root_provider"]})
+        elif item.get("placement_host") not in names:
+            names.append(item.get("placement_host"))
+    return ([{"hosts": names}] if names else []) + roots
+
+
+def _from_plan(item):
+    plan = _ran(item.get("plan")) or {}
+    return {"host": item.get("placement_host"), "root_provider": item.get("root_provider"),
+            "name_prefix": item.get("name_prefix"), "discovery": plan.get("discovery"),
+            "function_names": plan.get("function_names") or {}, "overrides": plan.get("overrides") or {},
+            "reporters": plan.get("reporters") or {}, "undrain": list(item.get("undrain") or [])}
+
+
+def _placement_items(batch):
+    for item, s in batch.states():
         if not s["placement"] or s["error"]:
             continue
-        plan = _ran(item.get("plan")) or {}
-        base = {"host": item.get("placement_host"), "root_provider": item.get("root_provider"),
-                "name_prefix": item.get("name_prefix"), "discovery": plan.get("discovery"),
-                "function_names": plan.get("function_names") or {}, "overrides": plan.get("overrides") or {},
-                "reporters": plan.get("reporters") or {}, "undrain": list(item.get("undrain") or [])}
-        if base["discovery"] is None:
-            continue
-        if step == "check" and s["plan_only"]:
-            out.append(base)
-        elif step == "drain" and not s["plan_only"] and s["changing"]:
-            out.append(dict(base, drain=list(s["changing"])))
-        elif step == "report" and not s["plan_only"] and s["report_item"] is not None:
-            out.append(s["report_item"])
-    return out
+        base = _from_plan(item)
+        if base["discovery"] is not None:
+            yield item, s, base
 
 
-class FilterModule(object):
-    def filters(self):
-        return {"converge_host": converge_host, "converge_batch": converge_batch}
+def check(batch):
+    """Plan mode: the placement_provider_tree hosts to compare with Placement (each host as it is)."""
+    return [base for _item, s, base in _placement_items(batch) if s["plan_only"]]
+
+
+def drain(batch):
+    """The placement_provider_tree hosts that drain the cards about to change."""
+    return [dict(base, drain=list(s["changing"])) for _item, s, base in _placement_items(batch)
+            if not s["plan_only"] and s["changing"]]
+
+
+def apply(batch):
+    """By host, the cards it changes now (after the drain) and their Placement evidence of use; only the hosts
+    that change cards."""
+    return dict((item.get("host"), {"cards": s["apply"], "placement_in_use": s["placement_in_use"]})
+                for item, s in batch.states() if s["apply"])
+
+
+def report(batch):
+    """The placement_provider_tree hosts of the batch's report (each with its discovery after the change, the
+    drains to keep and to release)."""
+    return [s["report_item"] for _item, s, _base in _placement_items(batch)
+            if not s["plan_only"] and s["report_item"] is not None]
+
+
+def hosts(batch):
+    """The inventory names of the batch's hosts that run the role."""
+    return [item.get("host") for item in batch.items]

@@ -2,15 +2,15 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The accelerator_host role's first check (converge_refusal) and its per-host summary (converge_report)."""
+"""The accelerator_host role's first check (the refusal, plugin_utils/_host_settings.py) and its per-host summary
+(plugin_utils/_host_report.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible.errors import AnsibleFilterError
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_refusal import SETTINGS_MSG, converge_refusal
-from ansible_collections.accelops.lifecycle.plugins.filter.converge_report import converge_report
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_report import host_report
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_settings import SETTINGS_MSG, refusal
 
 SHA_DMA = "a" * 64
 SHA_NLB = "b" * 64
@@ -26,7 +26,7 @@ def settings(**over):
 # -- converge_refusal ---------------------------------------------------------------------------------------------
 
 def test_valid_settings_without_allow_list_are_not_refused():
-    assert converge_refusal(settings(functions=[{"name": "x"}])) is None
+    assert refusal(settings(functions=[{"name": "x"}])) is None
 
 
 @pytest.mark.parametrize("over", [
@@ -37,7 +37,7 @@ def test_valid_settings_without_allow_list_are_not_refused():
     {"placement_endpoint": "", "placement_token": ""},
 ])
 def test_bad_settings_are_refused_naming_the_variables(over):
-    msg = converge_refusal(settings(**over))
+    msg = refusal(settings(**over))
     assert msg == SETTINGS_MSG
     assert "accelerator_host_functions must be a list" in msg and "accelerator_host_placement to false" in msg
 
@@ -46,7 +46,7 @@ def test_bad_settings_are_refused_naming_the_variables(over):
                                   {"placement_endpoint": None, "placement_token": None, "cloud": "devstack"},
                                   {"placement_endpoint": None, "placement_token": None, "auth": {"auth_url": "u"}}])
 def test_other_placement_forms_are_accepted(over):
-    assert converge_refusal(settings(**over)) is None
+    assert refusal(settings(**over)) is None
 
 
 def test_allow_list_names_every_entry_outside_it():
@@ -56,7 +56,7 @@ def test_allow_list_names_every_entry_outside_it():
                                  "rollback_sha256": SHA_DMA}},
         {"name": "x710-vf", "sriov": {"num_vfs": 4}},
     ]
-    msg = converge_refusal(settings(functions=functions, allowed_functions=["dma", "NLB", "sha256:" + SHA_DMA]))
+    msg = refusal(settings(functions=functions, allowed_functions=["dma", "NLB", "sha256:" + SHA_DMA]))
     assert msg.startswith("accelerator_host: the declaration for h1 is outside its allow-list, nothing was changed: ")
     outside = msg.split("nothing was changed: ", 1)[1].split("; ")
     assert outside == ["nlb: fpga.sha256 %s (nlb.gbs) not in accelerator_host_allowed_functions" % SHA_NLB,
@@ -65,12 +65,7 @@ def test_allow_list_names_every_entry_outside_it():
 
 def test_allow_list_that_covers_the_declaration_is_not_a_refusal():
     functions = [{"name": "dma", "fpga": {"bitstream": "dma.gbs", "sha256": SHA_DMA}}]
-    assert converge_refusal(settings(functions=functions, allowed_functions=["DMA", SHA_DMA])) is None
-
-
-def test_refusal_input_must_be_a_dict():
-    with pytest.raises(AnsibleFilterError, match="converge_refusal expects a dictionary"):
-        converge_refusal(["h1"])
+    assert refusal(settings(functions=functions, allowed_functions=["DMA", SHA_DMA])) is None
 
 
 # -- converge_report ----------------------------------------------------------------------------------------------
@@ -111,7 +106,7 @@ def test_every_card_status_and_its_reason():
     applied = {"h": {"failed": True, "msg": "write failed", "state": "rolled-back"},
                "i": {"failed": False, "applied": ["x"]},
                "j": {"failed": False, "applied": steps}}
-    report = converge_report(recorded(cards=cards, planned=planned, applied=applied, verify={"j": True}))
+    report = host_report(recorded(cards=cards, planned=planned, applied=applied, verify={"j": True}))
     got = statuses(report)
     assert got["a"] == ("ok", "carries it (already loaded)")
     assert got["b"] == ("blocked", "in use, not touched: domain vm1; placement usages")
@@ -135,13 +130,13 @@ def test_plan_mode_lists_would_change_and_placement_drift_and_fails_on_drift_onl
     cards = [card("a", loaded="nlb")]
     planned = {"a": {"changed": True, "steps": ["load dma"]}}
     drift = ["host a: nlb, declared dma", "placement cn1_a: would be created"]
-    report = converge_report(recorded(plan_only=True, cards=cards, planned=planned, drift=drift, reported=False))
+    report = host_report(recorded(plan_only=True, cards=cards, planned=planned, drift=drift, reported=False))
     assert statuses(report)["a"] == ("would-change", "free card; was nlb; plan: load dma")
     assert report["mode"] == "plan"
     assert report["lines"][0].endswith(", 2 drift")
     assert report["lines"][-1] == "  drift        placement cn1_a: would be created"
     assert report["failure"] is None
-    asked = converge_report(recorded(plan_only=True, cards=cards, planned=planned, drift=drift, fail_on_drift=True))
+    asked = host_report(recorded(plan_only=True, cards=cards, planned=planned, drift=drift, fail_on_drift=True))
     assert asked["failure"] == "accelerator_host on h1: 2 drift item(s) (listed in the summary)"
 
 
@@ -149,7 +144,7 @@ def test_placement_line_counts_undrains_and_keeps_others_drains():
     # the host's share of the batch report (placement_provider_tree's by_host): counts and drained providers
     share = {"summary": {"created": 0, "updated": 1, "unchanged": 3, "pruned": 0, "kept": 0, "foreign": 0},
              "drained": [{"name": "cn1_b_vf1", "address": "b_vf1"}, {"name": "cn1_c", "address": "c"}]}
-    report = converge_report(recorded(drained=["a", "b"], kept_drained=["b"], placement_share=share))
+    report = host_report(recorded(drained=["a", "b"], kept_drained=["b"], placement_share=share))
     assert report["placement"] == {"drained": ["a", "b"], "undrained": ["a"], "kept_drained": ["b"],
                                    "already_drained": ["cn1_c"],
                                    "summary": {"created": 0, "updated": 1, "unchanged": 3, "pruned": 0, "kept": 0,
@@ -160,8 +155,8 @@ def test_placement_line_counts_undrains_and_keeps_others_drains():
 
 
 def test_a_host_left_out_of_the_report_says_not_reported_and_keeps_its_drains():
-    report = converge_report(recorded(drained=["a"], reported=False,
-                                      error="the host is locked by another converge"))
+    report = host_report(recorded(drained=["a"], reported=False,
+                                  error="the host is locked by another converge"))
     assert report["placement"]["summary"] is None
     assert report["placement"]["undrained"] == []
     assert report["lines"][-3] == "  placement    drained a; not reported"
@@ -172,13 +167,13 @@ def test_a_host_left_out_of_the_report_says_not_reported_and_keeps_its_drains():
 
 
 def test_no_placement_no_placement_line():
-    report = converge_report(recorded(placement=False, reported=False, cards=[card("a", "ok", reason="")],
-                                      problems=["no card for entry y"]))
+    report = host_report(recorded(placement=False, reported=False, cards=[card("a", "ok", reason="")],
+                                  problems=["no card for entry y"]))
     assert report["lines"] == ["h1 [converge, root /]: 0 changed, 0 to change, 0 blocked, 0 failed, 1 as declared",
                                "  ok           a  f (fpga): carries it", "  problem      no card for entry y"]
     assert report["failure"] is None
 
 
 def test_report_input_must_be_a_dict():
-    with pytest.raises(AnsibleFilterError, match="converge_report expects a dictionary"):
-        converge_report("h1")
+    with pytest.raises(ValueError, match="^expected a dictionary of what the run recorded, got str"):
+        host_report("h1")

@@ -93,12 +93,11 @@ gate_oldest() {
     mkdir -p "$run_dir/home-oldest" && HOME=$run_dir/home-oldest "$top/tools/ansible-test-home.sh" "$ovenv/bin/python" || exit 1
     ansible-test sanity --color no --requirements --python "$opy" --test ansible-doc --test validate-modules \
       --test action-plugin-docs --test runtime-metadata || exit 1
-    # the units whose verdict depends on ansible-core: the modules' (AnsibleModule's argument handling and exit).
-    # Not the filters': their tests call the filter functions as Python, not through ansible-core's templating, so
-    # they give the same verdict on every ansible-core (about 45 s saved); the quick start below renders the
-    # filters through 2.17's templating. module_utils are plain Python too. (test_module_payloads.py builds on
-    # ansible-core 2.19's private module_common._builder, so it runs on the newest only.)
-    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ || exit 1
+    # the units whose verdict depends on ansible-core: the modules' (AnsibleModule's argument handling and exit)
+    # and the controller actions' (ActionBase and its argument spec validation). Not the filters': their tests
+    # call the filter functions as Python, not through ansible-core's templating, so they give the same verdict on
+    # every ansible-core; the quick start below runs the roles through 2.17. module_utils are plain Python too.
+    ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/action/ || exit 1
     HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
   )
 }

@@ -29,8 +29,8 @@ description:
     before it sets C(reserved = 0). A drain without the mark is an operator's and is never lifted. A run cut between
     the drain and the mark leaves a drain without it, which stays (the safe side); a release cut between the two
     leaves one too.
-  - O(state=lifted) lifts the drains that an earlier run killed before its release left (C(docs/reliability.md),
-    "Killed runs"): a provider given is lifted only when its drain carries the mark (or is a hold), the caller says
+  - O(state=lifted) lifts the drains that an earlier run killed before its release left (see C(docs/reliability.md),
+    "Killed runs"). A provider given is lifted only when its drain carries the mark (or is a hold), the caller says
     its card is as declared (O(providers[].as_declared)) and nothing else is allocated on it; otherwise it is left
     and reported with the reason. The decision is the one the C(accelerator_host) role makes for its own drains.
   - Providers with the same O(providers[].card) go together - when one of them is refused, the others this run
@@ -143,8 +143,8 @@ providers:
           else, or by an earlier run; not touched), V(undone) (drained, then released
           again because a provider of the same card was refused), V(released), V(unchanged) (nothing to release or
           lift), V(empty) (no inventory, so nothing can be allocated on it and there is nothing to drain),
-          V(lifted) (O(state=lifted): the collection's drain a killed run left, released), V(left) (O(state=lifted):
-          a drain left as it is, the reason says why).
+          V(lifted) (with O(state=lifted), the collection's drain a killed run left, released), V(left) (with
+          O(state=lifted), a drain left as it is, the reason says why).
       type: str
     reason:
       description: Why it was refused, lifted or left, or null.

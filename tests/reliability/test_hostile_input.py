@@ -279,8 +279,8 @@ def test_the_sweep_counts_a_change_made_through_a_vendor_tool(tmp_path, monkeypa
     tree = str(tmp_path / "mig")
     accelsim.render_tree(accelsim.load_lab("gpu-mig-h100"), tree)
     before = tool_changes([tree])
-    out = run_module(load("nvidia_mig").main, {"root": tree, "address": "0000:19:00.0", "mode": "enabled",
-                                              "layout": "7 x 1g.10gb", "persistent": False})
+    args = {"root": tree, "address": "0000:19:00.0", "mode": "enabled", "layout": "7 x 1g.10gb", "persistent": False}
+    out = run_module(load("nvidia_mig").main, args)
     assert out.kind == "exit" and out.result["changed"], out
     assert tool_changes([tree]) > before
 

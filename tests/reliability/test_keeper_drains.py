@@ -28,8 +28,8 @@ OWNER = "CUSTOM_OWNER_ACCELOPS"
 
 
 def _drain(placement, providers, state="drained", check=False):
-    out = run_module(placement_provider_drain.main, {"cloud": placement.cloud(), "providers": providers,
-                                                       "state": state}, check=check)
+    args = {"cloud": placement.cloud(), "providers": providers, "state": state}
+    out = run_module(placement_provider_drain.main, args, check=check)
     assert out.kind == "exit", out.result
     return out.result
 
@@ -40,7 +40,7 @@ def _drained(placement, uuid):
 
 
 def test_a_killed_keepers_drains_are_marked_and_lifted_and_an_operators_is_left(clean_placement, monkeypatch,
-                                                                               figures):
+                                                                                figures):
     patch_exits(monkeypatch)
     placement = clean_placement
     t0 = time.monotonic()

@@ -8,9 +8,10 @@ The ``accelerator_host`` role converges a FUSE-mounted X710 host against the rea
 run that changes both PFs (3 VFs each, PF1's VF 0 trusted) is killed (``kill -9`` of ``ansible-playbook`` and
 every process below it: the module runs in a session of its own) while ``accelerator_converge`` applies: the
 simulator's ``ip`` fake hangs at the first ``ip link set`` (the trust of PF1's VF, a step of the second card's
-apply), and the kill comes once that run of ``ip`` has started. The host is left half-applied and its cards drained. The rerun must report the cut run from the journal
-(its owner, its cards, what it had finished), converge both PFs, and leave no drain: drains left = 0. (That the
-record is reported once is the unit test's, tests/unit/plugins/modules/test_converge_run_record.py.)
+apply), and the kill comes once that run of ``ip`` has started. The host is left half-applied and its cards
+drained. The rerun must report the cut run from the journal (its owner, its cards, what it had finished), converge
+both PFs, and leave no drain: drains left = 0. (That the record is reported once is the unit test's,
+tests/unit/plugins/modules/test_converge_run_record.py.)
 """
 
 from __future__ import annotations

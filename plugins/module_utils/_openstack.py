@@ -229,13 +229,21 @@ def request_deadline():
 def deadline(seconds, what):
     """Bound what runs inside by ``seconds`` of wall time, whatever keystoneauth does in there (a 401 on auth_url
     sent it through discovery again and again, past api_timeout): SIGALRM raises :class:`DeadlineExceeded`.
-    Modules run in their process's main thread; elsewhere, or inside an outer deadline, nothing is added."""
+    Modules run in their process's main thread; elsewhere, or inside an outer deadline, nothing is added.
+    A deadline that falls inside an import (the SDK imports lazily, on its first request) waits for the import to
+    end: an exception raised in the middle of a module's body would leave it half-initialised for the rest of the
+    run (its submodules already in sys.modules)."""
     if not seconds or threading.current_thread() is not threading.main_thread() \
             or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
         yield
         return
 
-    def expire(_signum, _frame):
+    def expire(_signum, frame):
+        while frame is not None:
+            if frame.f_globals.get("__name__") in ("importlib._bootstrap", "importlib._bootstrap_external"):
+                signal.setitimer(signal.ITIMER_REAL, 0.05)  # look again once the import has ended
+                return
+            frame = frame.f_back
         raise DeadlineExceeded("%s: no answer within %s s (%d x api_timeout + %s s)"
                                % (what, seconds, PATH_REQUESTS, PATH_MARGIN))
     old = signal.signal(signal.SIGALRM, expire)

@@ -26,12 +26,17 @@ Standard library only, Python 3.9+ (this runs on managed hosts).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
-import tempfile
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._module import check_path
+from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import (
+    O_CLOEXEC, O_NOFOLLOW, UnsafeFile, read_text, write_atomic)
+
+# A boot file this collection writes is a few KiB; a longer file at its path is not one of them (read no further).
+BOOT_FILE_LIMIT = 1 << 20
 
 
 def make_dirs(path, mode=0o755):
@@ -48,7 +53,12 @@ def make_dirs(path, mode=0o755):
         if os.path.isdir(path):
             return
         raise
-    os.chmod(path, mode)
+    # the mode through a descriptor of the directory just made (a name swapped for a link meanwhile is refused)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | O_NOFOLLOW | O_CLOEXEC)
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 UNIT_DIR = "/etc/systemd/system"
@@ -140,27 +150,23 @@ class Files(object):
 
     @staticmethod
     def read(real_path):
+        """The file's content, or None when it is missing or not one this collection could have written (a
+        link, a FIFO, a device, longer than BOOT_FILE_LIMIT): never read through a link, never blocking."""
         try:
-            with open(real_path, "rb") as f:
-                return f.read().decode("utf-8", "replace")
+            return read_text(real_path, BOOT_FILE_LIMIT)
         except (IOError, OSError):
             return None
 
     @staticmethod
     def _write(real_path, content, mode=0o644):
+        """Write through _safefile.write_atomic: a new file made with O_EXCL beside the path, its mode set with
+        fchmod (whatever the umask), renamed over the path (a link there is replaced, never written through)."""
         d = os.path.dirname(real_path)
+        if os.path.islink(d):
+            raise UnsafeFile(errno.ELOOP, "is a symbolic link; boot files are never written through links", d)
         if not os.path.isdir(d):
             make_dirs(d, 0o755)
-        fd, tmp = tempfile.mkstemp(prefix=".accelops-", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(content.encode("utf-8"))
-            os.chmod(tmp, mode)
-            os.rename(tmp, real_path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(real_path, content.encode("utf-8"), mode)
 
     @staticmethod
     def _remove(real_path):
@@ -175,7 +181,7 @@ class Files(object):
         """Plan writing ``content`` (None: remove) to ``host_path`` when it differs. Returns True when planned."""
         real = self.real(host_path)
         old = self.read(real)
-        if old == content:
+        if old == content:  # a link or FIFO planted where a file is to be removed is left as it is
             return False
         if content is None:
             action = wrap(lambda: self._remove(real), "remove boot file", host_path, "present", "absent")

@@ -24,6 +24,15 @@ description:
   - O(providers[].generation) is the generation an earlier read (the plan) saw; a provider whose generation moved
     since is checked again as above and reported with C(moved=true).
   - A provider someone else drained before this run is refused (it is in someone's maintenance), not taken over.
+  - A drain this module makes carries the collection's mark, the trait C(CUSTOM_ACCELOPS_DRAINED), written right after
+    the drain (a unit Nova or Cyborg reports is marked by its hold consumer instead); a release takes the mark away
+    before it sets C(reserved = 0). A drain without the mark is an operator's and is never lifted. A run cut between
+    the drain and the mark leaves a drain without it, which stays (the safe side); a release cut between the two
+    leaves one too.
+  - O(state=lifted) lifts the drains that an earlier run killed before its release left (see C(docs/reliability.md),
+    "Killed runs"). A provider given is lifted only when its drain carries the mark (or is a hold), the caller says
+    its card is as declared (O(providers[].as_declared)) and nothing else is allocated on it; otherwise it is left
+    and reported with the reason. The decision is the one the C(accelerator_host) role makes for its own drains.
   - Providers with the same O(providers[].card) go together - when one of them is refused, the others this run
     drained are released again, so a card is drained whole or not at all.
   - A provider that Nova or Cyborg reports (C(OWNER_NOVA), or Cyborg's name and uuid) is drained by a hold
@@ -68,10 +77,16 @@ options:
       card:
         description: Providers with the same card are drained all or none.
         type: str
+      as_declared:
+        description: With O(state=lifted), whether the provider's card is as declared (it carries its function and
+          is not being changed by this run); a drain on a card that is not is left.
+        type: bool
+        default: false
   state:
-    description: V(drained) drains free providers; V(released) sets C(reserved = 0) on drained ones.
+    description: V(drained) drains free providers; V(released) sets C(reserved = 0) on drained ones; V(lifted)
+      releases the drains a killed run of the collection left (see above) and leaves every other drain.
     type: str
-    choices: [drained, released]
+    choices: [drained, released, lifted]
     default: drained
   conflict_retries:
     description: How many times a generation conflict is resolved by reading again.
@@ -97,6 +112,13 @@ EXAMPLES = r'''
     cloud: mycloud
     providers: "{{ drained.providers | selectattr('action', 'eq', 'drained') | list }}"
     state: released
+
+- name: Lift the drains a killed run left on cards that are as declared (an operator's drain is left)
+  accelops.lifecycle.placement_provider_drain:
+    cloud: mycloud
+    providers:
+      - {uuid: 6a4c2e8d-0a53-3b1c-9c55-1b0f3c7c9d11, name: "compute1_0000:86:00.0", as_declared: true}
+    state: lifted
 '''
 
 RETURN = r'''
@@ -119,11 +141,13 @@ providers:
       description:
         - V(drained) (this run drained it), V(refused) (it has allocations, or it was drained already - by someone
           else, or by an earlier run; not touched), V(undone) (drained, then released
-          again because a provider of the same card was refused), V(released), V(unchanged) (nothing to release),
-          V(empty) (no inventory, so nothing can be allocated on it and there is nothing to drain).
+          again because a provider of the same card was refused), V(released), V(unchanged) (nothing to release or
+          lift), V(empty) (no inventory, so nothing can be allocated on it and there is nothing to drain),
+          V(lifted) (with O(state=lifted), the collection's drain a killed run left, released), V(left) (with
+          O(state=lifted), a drain left as it is, the reason says why).
       type: str
     reason:
-      description: Why it was refused, or null.
+      description: Why it was refused, lifted or left, or null.
       type: str
     moved:
       description: Whether the provider generation differed from O(providers[].generation).
@@ -146,6 +170,17 @@ drained:
   elements: str
 refused:
   description: Names of the providers refused, each with its reason.
+  returned: always
+  type: list
+  elements: str
+lifted:
+  description: With O(state=lifted), names of the providers whose drain (a killed run's) was lifted; else empty.
+  returned: always
+  type: list
+  elements: str
+left:
+  description: With O(state=lifted), names of the drained providers left drained, each with its reason (an
+    operator's drain, a card not as declared, an allocation on it); else empty.
   returned: always
   type: list
   elements: str
@@ -179,6 +214,35 @@ def _read_inventories(client, uuid):
     return cur
 
 
+def _read_traits(client, uuid):
+    path = "/resource_providers/%s/traits" % uuid
+    return client.read(path, resource_provider_generation=int, traits=list)
+
+
+def _set_mark(client, uuid, marked, retries):
+    """Put the collection's drain mark on the provider (``marked``) or take it away, under the provider generation
+    (a conflict re-reads the traits: another writer's trait is never lost). The generation after it."""
+    for _attempt in range(retries + 1):
+        cur = _read_traits(client, uuid)
+        traits = [t for t in cur["traits"] if t != P.DRAIN_TRAIT] + ([P.DRAIN_TRAIT] if marked else [])
+        if sorted(traits) == sorted(cur["traits"]):
+            return cur["resource_provider_generation"]
+        if marked:  # a custom trait exists before a provider can carry it (PUT of a trait name is idempotent)
+            client.call("PUT", "/traits/" + P.DRAIN_TRAIT, ok=(201, 204))
+        path = "/resource_providers/%s/traits" % uuid
+        try:
+            r = client.call("PUT", path, {"traits": sorted(traits),
+                                          "resource_provider_generation": cur["resource_provider_generation"]})
+        except P.PlacementHTTPError as e:
+            if e.status == 409 and e.code == "placement.concurrent_update":
+                continue
+            raise
+        return P.shaped(r, "PUT", path, resource_provider_generation=int)["resource_provider_generation"]
+    raise P.PlacementInputError("Placement: the drain mark of provider %s could not be %s: its generation kept "
+                                "moving (%d conflicts); run again" % (uuid, "set" if marked else "taken away",
+                                                                      retries + 1))
+
+
 def drain_one(client, item, retries, check_mode):
     """Drain one provider under its generation, refusing it when it has allocations."""
     u = item["uuid"]
@@ -207,7 +271,11 @@ def drain_one(client, item, retries, check_mode):
             out["action"] = "empty"
             return out
         if P.is_drained(invs):
-            out.update(action="refused", reason="drained by someone else: left alone")
+            if P.DRAIN_TRAIT in _read_traits(client, u)["traits"]:
+                out.update(action="refused", reason="drained by an earlier run of the collection (its mark): left "
+                                                    "alone until a run lifts it (state=lifted)")
+            else:
+                out.update(action="refused", reason="drained by someone else: left alone")
             return out
         if P.is_reported_elsewhere(client, u):
             # Nova or Cyborg rewrites its inventories (reserved too): every unit is held by an allocation instead,
@@ -239,9 +307,9 @@ def drain_one(client, item, retries, check_mode):
                 out["moved"] = True
                 continue  # something was written in between (an allocation?): read again
             raise
-        path = "/resource_providers/%s/inventories" % u
-        out.update(action="drained", generation=P.shaped(r, "PUT", path, resource_provider_generation=int)[
-            "resource_provider_generation"])
+        P.shaped(r, "PUT", "/resource_providers/%s/inventories" % u, resource_provider_generation=int)
+        # the mark right after the drain: a run killed in between leaves an unmarked drain, which is never lifted
+        out.update(action="drained", generation=_set_mark(client, u, True, retries))
         return out
     out.update(action="refused", reason="its generation kept moving (%d conflicts): left alone" % (retries + 1))
     return out
@@ -265,6 +333,10 @@ def release_one(client, item, retries, check_mode):
         if check_mode:
             out["action"] = "released"
             return out
+        # the mark goes first: a run killed before the undrain leaves an unmarked drain (never lifted by a run),
+        # not a marked provider that an operator's later drain would inherit the mark of
+        if _set_mark(client, u, False, retries) != cur["resource_provider_generation"]:
+            continue  # the traits write moved the generation: read the inventories again
         new = {}
         for rc, inv in invs.items():
             new[rc] = dict(inv, reserved=0)
@@ -283,12 +355,39 @@ def release_one(client, item, retries, check_mode):
     return out
 
 
+def lift_one(client, item, retries, check_mode):
+    """Lift the drain a killed run of the collection left on one provider, or leave it and say why
+    (model.left_drain decides, as for the accelerator_host role's own drains)."""
+    u = item["uuid"]
+    out = {"uuid": u, "name": item.get("name") or u, "card": item.get("card"), "action": "unchanged", "reason": None,
+           "moved": False, "generation": None, "allocations": [], "held": None}
+    held = P.read_hold(client, u)["resources"]
+    allocs = client.read("/resource_providers/%s/allocations" % u, resource_provider_generation=int, allocations=dict)
+    others = sorted(c for c in allocs["allocations"] if c != P.hold_consumer(u))
+    invs = _read_inventories(client, u)["inventories"]
+    traits = _read_traits(client, u)
+    out.update(generation=traits["resource_provider_generation"], held=held or None, allocations=others)
+    decided = P.left_drain({"drained": bool(held) or P.is_drained(invs), "traits": traits["traits"], "held": held,
+                            "in_use": bool(others)}, item.get("as_declared"))
+    if decided is None:
+        return out
+    if decided[0] == "left":
+        out.update(action="left", reason=decided[1])
+        return out
+    back = release_one(client, item, retries, check_mode)
+    if back["action"] != "released":
+        out.update(action="left", reason=back["reason"] or "not drained any more")
+        return out
+    out.update(action="lifted", reason=decided[1], generation=back["generation"])
+    return out
+
+
 class PlacementProviderDrainModule(OpenStackModule):
     argument_spec = dict(
         providers=dict(type="list", elements="dict", required=True, options=dict(
             uuid=dict(type="str", required=True), name=dict(type="str"), generation=dict(type="int"),
-            card=dict(type="str"))),
-        state=dict(type="str", choices=["drained", "released"], default="drained"),
+            card=dict(type="str"), as_declared=dict(type="bool", default=False))),
+        state=dict(type="str", choices=["drained", "released", "lifted"], default="drained"),
         conflict_retries=dict(type="int", default=5),
         **RETRY_ARGUMENT_SPEC
     )
@@ -301,7 +400,7 @@ class PlacementProviderDrainModule(OpenStackModule):
             adapter = P.discover(self.conn, p["request_retries"], p["request_retry_delay"])[0]
             client = P.Client(adapter, read_only=self.ansible.check_mode, retries=p["request_retries"],
                               retry_delay=p["request_retry_delay"])
-            one = drain_one if p["state"] == "drained" else release_one
+            one = {"drained": drain_one, "released": release_one, "lifted": lift_one}[p["state"]]
             results = [one(client, item, p["conflict_retries"], self.ansible.check_mode) for item in p["providers"]]
             if p["state"] == "drained":
                 refused_cards = set(r["card"] for r in results if r["action"] == "refused" and r["card"])
@@ -312,11 +411,13 @@ class PlacementProviderDrainModule(OpenStackModule):
                                  reason="another provider of card %s was refused" % r["card"])
         except (P.PlacementInputError, P.PlacementHTTPError, ServiceUnavailable) as e:
             self.ansible.fail_json(msg=str(e))
-        changed = any(r["action"] in ("drained", "released", "undone") for r in results)
+        changed = any(r["action"] in ("drained", "released", "undone", "lifted") for r in results)
         self.ansible.exit_json(
             changed=changed, providers=results,
             drained=[r["name"] for r in results if r["action"] == "drained"],
             refused=["%s: %s" % (r["name"], r["reason"]) for r in results if r["action"] == "refused"],
+            lifted=[r["name"] for r in results if r["action"] == "lifted"],
+            left=["%s: %s" % (r["name"], r["reason"]) for r in results if r["action"] == "left"],
             requests=client.requests)
 
 

@@ -39,6 +39,8 @@ from hypothesis import strategies as st
 from helpers import patch_exits, run_module
 
 import accelsim
+from accelsim.faults import Faults
+from accelsim.store import find_store
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
@@ -144,8 +146,14 @@ def sandbox():
     }
     # the connection options themselves are tried without a cloud dict (beside one they are refused as a clash)
     connection = {"auth_type": "admin_token", "auth": {"endpoint": endpoint, "token": "t"}, "api_timeout": 2}
-    yield {"dir": d, "tree": tree, "base": base, "connection": connection}
+    yield {"dir": d, "tree": tree, "trees": [tree, mig_tree], "base": base, "connection": connection}
     shutil.rmtree(d, ignore_errors=True)
+
+
+def tool_changes(trees):
+    """How many runs of the simulator's vendor tool fakes (nvidia-smi, mdevctl, sriov-manage, ...) changed the
+    hosts at ``trees`` so far: a change made through a tool writes nothing to sysfs itself."""
+    return sum(len(Faults(find_store(root=t).dir).tool_changes()) for t in trees)
 
 
 def tree_state(root):
@@ -267,6 +275,19 @@ def as_on_a_managed_host(monkeypatch):
         monkeypatch.setattr(_profiles, "_string_encoding_check_enabled", lambda: False)
 
 
+def test_the_sweep_counts_a_change_made_through_a_vendor_tool(tmp_path, monkeypatch):
+    """The sweep's tool counter is live: nvidia_mig changing the H100 lab's layout (through nvidia-smi alone, no
+    sysfs write) counts."""
+    patch_exits(monkeypatch)
+    tree = str(tmp_path / "mig")
+    accelsim.render_tree(accelsim.load_lab("gpu-mig-h100"), tree)
+    before = tool_changes([tree])
+    args = {"root": tree, "address": "0000:19:00.0", "mode": "enabled", "layout": "7 x 1g.10gb", "persistent": False}
+    out = run_module(load("nvidia_mig").main, args)
+    assert out.kind == "exit" and out.result["changed"], out
+    assert tool_changes([tree]) > before
+
+
 @pytest.mark.parametrize("name", module_names())
 def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     patch_exits(monkeypatch)
@@ -283,12 +304,14 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     assert base is not None, "no baseline for the new module %s: add one to the sandbox fixture" % name
     main = load(name).main
     before = tree_state(sandbox["dir"])
+    tools_before = tool_changes(sandbox["trees"])
     first = run_module(main, base)
     assert first.kind != "traceback", first.tb
     assert not writes, "the baseline of %s is not a no-op: %s" % (name, writes)
+    assert tool_changes(sandbox["trees"]) == tools_before, "the baseline of %s changed the host through a tool" % name
     options = sorted(spec)
     problems, stats = [], {"inputs": 0, "failed_naming_option": 0, "failed_later": 0, "accepted": 0,
-                           "tracebacks": 0, "writes": 0, "core_message_without_option": 0,
+                           "tracebacks": 0, "writes": 0, "tool_changes": 0, "core_message_without_option": 0,
                            "failed_without_option": 0, "files_changed": 0}
 
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
@@ -313,13 +336,16 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
                 assume(safe_path_value(option, value, sandbox["dir"]))
             args[option] = value
             shown = option
-        n = len(writes)
+        n, n_tools = len(writes), tool_changes(sandbox["trees"])
         out = run_module(main, args)
         stats["inputs"] += 1
         where = "%s %s=%r" % (name, shown, value if len(repr(value)) < 200 else repr(value)[:200] + "...")
         if len(writes) != n:
             stats["writes"] += 1
             problems.append("%s: wrote %s" % (where, writes[n:]))
+        if tool_changes(sandbox["trees"]) != n_tools:
+            stats["tool_changes"] += 1
+            problems.append("%s: changed the host through a vendor tool" % where)
         if out.kind == "traceback":
             stats["tracebacks"] += 1
             problems.append("%s: traceback\n%s" % (where, out.tb))

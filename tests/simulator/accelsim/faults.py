@@ -32,6 +32,8 @@ import time
 
 FAULTS_FILE = "faults.json"
 WRITES_LOG = "writes.log"
+# The runs of tool fakes that changed the simulated host (its kernel state or its mdevctl definitions).
+TOOL_LOG = "tools.log"
 FOREVER = "forever"
 
 
@@ -174,6 +176,18 @@ class Faults(object):
     def log_write(self, path, data, code):
         with open(self.log_path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"path": path, "data": data.decode("utf-8", "replace")[:256], "errno": code or 0}) + "\n")
+
+    def log_tool_change(self, tool, args, rc):
+        with open(os.path.join(self.dir, TOOL_LOG), "a", encoding="utf-8") as f:
+            f.write(json.dumps({"tool": tool, "args": [str(a)[:256] for a in args], "rc": rc}) + "\n")
+
+    def tool_changes(self):
+        """Every run of a tool fake that changed the host so far: [{"tool", "args", "rc"}]."""
+        try:
+            with open(os.path.join(self.dir, TOOL_LOG), encoding="utf-8") as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
 
     def writes(self):
         """Every write the FUSE daemon served so far: [{"path", "data", "errno"}]."""

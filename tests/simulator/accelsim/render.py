@@ -156,6 +156,10 @@ class SimHost(object):
         """FUSE mounts: every write the daemon served, [{"path", "data", "errno"}] (0: it succeeded)."""
         return Faults(self.state_dir).writes()
 
+    def tool_changes(self):
+        """Every run of a tool fake (nvidia-smi, mdevctl, ...) that changed the host: [{"tool", "args", "rc"}]."""
+        return Faults(self.state_dir).tool_changes()
+
 
 class TreeHost(SimHost):
     """A plain directory tree: reads are plain files; changes go through the API or the tool fakes, which

@@ -1,5 +1,6 @@
 """Entry point of the tool fakes: parse the real tool's command line and act on the simulated host."""
 
+import json
 import os
 import sys
 
@@ -38,7 +39,16 @@ def main(name, args, root=None, state_dir=None):
         rc = act_out(fault)
         if rc is not None:
             return rc
+    before = _snapshot(store)
     try:
-        return TOOLS[name](store, list(args))
+        rc = TOOLS[name](store, list(args))
     except SystemExit as e:  # argparse errors and --help
-        return e.code if isinstance(e.code, int) else 2
+        rc = e.code if isinstance(e.code, int) else 2
+    if _snapshot(store) != before:  # a mutating call: logged, so tests can count changes made through tools
+        Faults(store.dir).log_tool_change(name, list(args), rc)
+    return rc
+
+
+def _snapshot(store):
+    """What a tool can change: the kernel state and the mdevctl definitions."""
+    return json.dumps([store.load(), store.mdevctl_definitions()], sort_keys=True, default=str)

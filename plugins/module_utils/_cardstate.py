@@ -69,8 +69,11 @@ def host_use(card, by_address):
     units = []
     for rec in recs:
         for unit in record_units(rec):
-            if unit.get("in_use"):
-                units.append((unit.get("kind"), unit.get("id"), list(unit.get("in_use_by") or [{}])))
+            # a record from a hostile or hand-made discovery may hold anything: only mappings are units
+            if isinstance(unit, Mapping) and unit.get("in_use"):
+                holders = unit.get("in_use_by")
+                holders = [w for w in holders if isinstance(w, Mapping)] if isinstance(holders, list) else []
+                units.append((unit.get("kind"), unit.get("id"), holders or [{}]))
     return units, _family_evidence(card)
 
 

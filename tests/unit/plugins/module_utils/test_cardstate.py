@@ -37,3 +37,14 @@ def test_a_vf_record_naming_its_pf_counts_without_the_pfs_vf_list():
         {"kind": "vf", "id": "0000:d8:02.0", "in_use": True, "in_use_by": [{"kind": "domain", "name": "i-1"}]}]}
     card = {"address": "0000:d8:00.0", "units": []}
     assert _cardstate.card_in_use(card, {"0000:d8:02.0": vf}) == (True, ["vf 0000:d8:02.0: domain i-1"])
+
+
+def test_units_of_a_wrong_shape_are_not_units():
+    # was: AttributeError ('list' object has no attribute 'get') from the hostile-input sweep at 3x, through the
+    # nova_device_config filter and resolve_functions
+    card = {"address": "0000:3b:00.0", "family": "nic",
+            "units": [["in_use"], "vf0", 7, {"kind": "pf", "id": "0000:3b:00.0", "in_use": True, "in_use_by": "vm"},
+                      {"kind": "vf", "id": "0000:3b:02.0", "in_use": True, "in_use_by": [["x"], {"kind": "vm", "name": "i-1"}]}]}
+    busy, evidence = _cardstate.card_in_use(card, {})
+    assert busy
+    assert evidence == ["pf 0000:3b:00.0: ? ", "vf 0000:3b:02.0: vm i-1"]

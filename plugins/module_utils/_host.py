@@ -30,9 +30,18 @@ def host_argument_spec(**extra):
     return spec
 
 
+# The host path options a host module may take besides root: a relative value would be taken from the module's
+# working directory on the host (a directory nobody chose), so it is refused.
+HOST_PATH_OPTIONS = ("persist_root", "lock_dir", "libvirt_run_dir")
+
+
 def host_sysfs(module):
     """Build the :class:`Sysfs` layer from the module's root option, failing with a message that
-    names the option when the root is not a directory."""
+    names the option when the root is not a directory or a host path option is not absolute."""
+    for option in HOST_PATH_OPTIONS:
+        value = module.params.get(option)
+        if isinstance(value, str) and value and not os.path.isabs(value):
+            module.fail_json(msg="%s must be an absolute host path such as /run/accelops; got %r" % (option, value))
     root = module.params.get("root") or "/"
     if not os.path.isabs(root):
         module.fail_json(msg="root must be an absolute path to a directory (the host root, default /); got %r" % root)

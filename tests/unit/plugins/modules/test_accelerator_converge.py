@@ -174,6 +174,18 @@ def test_bad_input_names_the_option(lab, tmp_path, bad, option):
     assert o.kind == "fail" and option in o.result["msg"], o.result["msg"]
 
 
+@pytest.mark.parametrize("option", ["lock_dir", "persist_root", "libvirt_run_dir"])
+def test_a_relative_host_path_is_refused_and_nothing_is_made_in_the_working_directory(lab, tmp_path, monkeypatch,
+                                                                                      option):
+    # was: a relative lock_dir was made (with its converge.lock) under the module's working directory
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    o = run(args(lab, tmp_path, [NIC_ENTRY], **{option: "-254"}))
+    assert o.kind == "fail" and o.result["msg"].startswith(option + " must be an absolute host path"), o.result
+    assert os.listdir(str(cwd)) == [] and numvfs(lab) == 0
+
+
 def test_a_mig_layout_converges_through_the_same_plan_and_verify(tmp_path):
     # the H100 lab: MIG on, 3g.40gb + 2 x 1g.10gb, nothing in use; the declaration wants 2 x 3g.40gb
     mnt = tmp_path / "mnt"

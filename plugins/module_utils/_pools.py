@@ -481,7 +481,7 @@ def _on_host(p, placement_host, prefix):
 
 class _Card(object):
     __slots__ = ("host", "placement_host", "address", "record", "by_addr", "providers", "carries", "loaded",
-                 "busy", "drained", "free", "counted", "traits")
+                 "busy", "host_busy", "drained", "free", "counted", "traits")
 
 
 def _cards(hosts, providers, entries):
@@ -500,6 +500,7 @@ def _cards(hosts, providers, entries):
             st = _cardstate.card_state(rec, by_addr, host_provs, prefix)
             c.providers = st["providers"]
             c.loaded = (rec.get("function") or {}).get("name") or (rec.get("function") or {}).get("id")
+            c.host_busy = list(st["host_evidence"])
             evidence = list(st["host_evidence"])
             for name, used, consumers in st["used"]:
                 evidence.append("Placement provider %s has %s" % (
@@ -513,6 +514,26 @@ def _cards(hosts, providers, entries):
             # what the pools of the function it carries count of it now (providers with the function's trait)
             c.counted = sum(_provider_free(p)[3] for p in c.providers if trait in (p.get("traits") or []))
             out.append(c)
+    return out
+
+
+def left_drains(cards, pools, entries):
+    """The drained providers of the pools' cards, each ``{uuid, name, card, as_declared}`` for
+    placement_provider_drain ``state: lifted`` (which lifts only the collection's marked drains, and only when
+    nothing else is allocated). ``as_declared``: the card carries, on the discovery of this run, a pool's function
+    whose trait its provider has, and its host shows no use of it; a card a killed run left half programmed does
+    not carry its function, so its drain is left."""
+    traits = dict((e["name"], e["trait"]) for e in entries)
+    pooled = set(pool["function"] for pool in pools)
+    out = []
+    for c in cards:
+        for p in c.providers:
+            if p.get("name") not in c.drained:
+                continue
+            as_declared = bool(c.carries in pooled and traits.get(c.carries) in (p.get("traits") or [])
+                               and not c.host_busy)
+            out.append({"uuid": p.get("uuid"), "name": p.get("name"), "card": _card_key(c.host, c.address),
+                        "as_declared": as_declared})
     return out
 
 
@@ -694,7 +715,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
             sum(1 for p in unsat if p["status"] == "not-servable"))
     drain = [dict(p, card=_card_key(a["host"], a["address"])) for a in actions for p in a["providers"]]
     return {"pools": results, "actions": actions, "considered": considered, "declarations": decls, "carrying": carrying,
-            "drain": drain,
+            "drain": drain, "left_drains": left_drains(cards, pools, entries),
             "hosts": sorted(decls), "function_names": fnames, "lines": lines, "summary": summary,
             "profiles": from_profiles["profiles"]}
 

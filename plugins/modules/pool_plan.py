@@ -174,6 +174,14 @@ plan:
       description: The providers to drain before the converge (for M(accelops.lifecycle.placement_provider_drain)).
       type: list
       elements: dict
+    left_drains:
+      description:
+        - Every drained provider of the pools' cards, C(uuid), C(name), C(card) (host and address) and C(as_declared)
+          (on this discovery the card carries a pool's function whose trait the provider has, and its host shows no
+          use), for M(accelops.lifecycle.placement_provider_drain) O(accelops.lifecycle.placement_provider_drain#module:state=lifted),
+          which lifts only the collection's own marked drains.
+      type: list
+      elements: dict
     profiles:
       description:
         - Per profile given, C(name), C(status) (satisfiable, served, not-servable), C(pools) (the pools made for it)

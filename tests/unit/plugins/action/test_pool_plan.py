@@ -224,6 +224,23 @@ def test_cards_in_use_allocated_or_drained_are_never_touched():
     assert "drained (h4_0000:01:00.0): left alone" in why["h4"]
 
 
+def test_left_drains_say_which_drained_cards_are_as_declared_on_this_discovery():
+    # was: the keeper's lift judged "as declared" by the provider's trait alone (in Jinja), so a card a killed run
+    # left half programmed, whose provider still had its old trait, had its drain lifted
+    hosts, provs = fleet({"h1": [fpga("0000:01:00.0", GZIP)],                # carries gzip: as declared
+                          "h2": [fpga("0000:01:00.0", GZIP)],                # its discovery now: nothing loaded
+                          "h3": [fpga("0000:01:00.0", GZIP, in_use=True)],   # the host shows a user
+                          "h4": [fpga("0000:01:00.0", OTHER)],               # carries no pool function
+                          "h5": [fpga("0000:01:00.0", GZIP)]},               # not drained
+                         **dict(("h%d 0000:01:00.0" % i, {"drained": True}) for i in (1, 2, 3, 4)))
+    hosts["h2"]["discovery"]["accelerators"][0]["function"] = None
+    p = run([pool("gzip", ["h1", "h2", "h3", "h4", "h5"], 0)], hosts, provs)
+    left = dict((d["card"], d) for d in p["left_drains"])
+    assert sorted(left) == ["h%d 0000:01:00.0" % i for i in (1, 2, 3, 4)]
+    assert [left["h%d 0000:01:00.0" % i]["as_declared"] for i in (1, 2, 3, 4)] == [True, False, False, False]
+    assert left["h1 0000:01:00.0"]["uuid"] == "uuid-h1_0000:01:00.0"
+
+
 def test_match_keys_and_the_allow_list_limit_which_cards_a_function_gets():
     fns = [dict(FUNCTIONS[0], match={"family": "fpga", "numa_node": 1}), FUNCTIONS[1]]
     recs = [dict(fpga("0000:01:00.0"), numa_node=0), dict(fpga("0000:02:00.0"), numa_node=1)]

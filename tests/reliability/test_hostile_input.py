@@ -406,8 +406,18 @@ ANY = st.recursive(LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.tuples(
 OPEN_FILTER_FINDINGS = {}
 
 
+def _fleet_report_model(data):
+    """The fleet report's model (the fleet_report action's decide() builds it), swept as the filter it was: its
+    refusals are FleetReportError, which the action turns into the task's message."""
+    from ansible_collections.accelops.lifecycle.plugins.plugin_utils import _fleet_report  # pylint: disable=import-outside-toplevel
+    try:
+        return _fleet_report.build(data)
+    except _fleet_report.FleetReportError as e:
+        raise AnsibleFilterError(str(e))
+
+
 def filter_functions():
-    out = {}
+    out = {"fleet_report": _fleet_report_model}
     for f in sorted(os.listdir(FILTERS_DIR)):
         if f.endswith(".py") and not f.startswith("_"):
             mod = importlib.import_module("ansible_collections.accelops.lifecycle.plugins.filter." + f[:-3])

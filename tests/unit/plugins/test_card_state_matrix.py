@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import build as fleet_report
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _converge, _ironic, _pools, _provision
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration as D
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import card_addresses, placement_evidence

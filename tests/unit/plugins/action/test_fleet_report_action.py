@@ -13,7 +13,7 @@ from ansible.playbook.task import Task
 from ansible.plugins.connection.local import Connection as LocalConnection
 from ansible.template import Templar
 from ansible_collections.accelops.lifecycle.plugins.action.fleet_report import ActionModule
-from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import build as fleet_report
 
 CARD = {"address": "0000:3b:00.0", "family": "fpga", "physfn": None, "function": None,
         "units": [{"kind": "device", "id": "0000:3b:00.0", "in_use": True,

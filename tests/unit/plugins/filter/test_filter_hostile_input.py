@@ -14,9 +14,10 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.accelops.lifecycle.plugins.action.provision_plan import ActionModule as ProvisionPlan
 from ansible_collections.accelops.lifecycle.plugins.filter.accelerator_summary import accelerator_summary
-from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import fleet_report
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_units import hostdev_units
 from ansible_collections.accelops.lifecycle.plugins.filter.hostdev_xml import hostdev_xml
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import FleetReportError
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import build as fleet_report
 from ansible_collections.accelops.lifecycle.plugins.plugin_utils._host_report import host_report
 from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import refused_type, run_action
 
@@ -249,5 +250,5 @@ def test_fleet_report_baseline():
      r"placement\[0\]\.providers\[0\]\.traits\[0\]: expected a string"),
 ])
 def test_fleet_report_wrong_shape(path, value, message):
-    with pytest.raises(AnsibleFilterError, match=r"^fleet_report: " + message):
+    with pytest.raises(FleetReportError, match=r"^fleet_report: " + message):
         fleet_report(changed(FLEET, path, value))

@@ -2,7 +2,7 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The fleet_report filter (playbooks/report.yml): capacity arithmetic, function names, cards, drift, profiles,
+"""The fleet report's model (plugin_utils/_fleet_report.py, the fleet_report action of playbooks/report.yml): capacity arithmetic, function names, cards, drift, profiles,
 and the page's template rendering user-given text as text. Hosts are the discovery of a simulated lab-all host."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 accelsim = pytest.importorskip("accelsim", reason="the simulator (tests/simulator/accelsim) is not available")
 jinja2 = pytest.importorskip("jinja2")
 
-from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible_collections.accelops.lifecycle.plugins.filter.fleet_report import (  # noqa: E402
-    FilterModule, bar_segments, fleet_report, provider_function, units)
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import (  # noqa: E402
+    FleetReportError, bar_segments, provider_function, units)
+from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import build as fleet_report  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._discovery import discover  # noqa: E402
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs  # noqa: E402
 
@@ -289,12 +289,8 @@ def test_profiles_candidates_and_unsatisfiable(lab):
     ({"providers": ["x"]}, "providers must be"),
 ])
 def test_wrong_input_fails_clearly(data, message):
-    with pytest.raises(AnsibleFilterError, match=message):
+    with pytest.raises(FleetReportError, match=message):
         fleet_report(data)
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters()["fleet_report"] is fleet_report
 
 
 # -- the page ---------------------------------------------------------------------------------------------------

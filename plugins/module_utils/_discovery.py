@@ -29,6 +29,7 @@ import socket
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, _pci, _tools
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import FAMILIES, Registry
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs, isdir_real, read_attr_real
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 __metaclass__ = type
 
@@ -88,7 +89,7 @@ def normalize_options(families=None, vendor_ids=None, addresses=None):
         pats = []
         for a in addresses:
             a2 = ("%s" % (a,)).strip().lower()
-            norm = _pci.normalize_address(a2)
+            norm = pci_address(a2)
             if norm:
                 pats.append(norm)
                 continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 import errno
 import os
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import UnsafeFile, read_regular
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import errno_text, read_attr_real
 
@@ -40,7 +40,7 @@ def _pci_from_address(el):
         parts = [int(el.get(k, "0"), 0) for k in ("domain", "bus", "slot", "function")]
     except (TypeError, ValueError):
         return None
-    return normalize_address("%04x:%02x:%02x.%x" % tuple(parts))
+    return pci_address("%04x:%02x:%02x.%x" % tuple(parts))
 
 
 def parse_domain_xml(data):

@@ -41,7 +41,7 @@ __metaclass__ = type
 import json
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils import _declaration
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate, _declaration
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import cyborg_families, for_record, kind
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import is_function_trait
@@ -100,9 +100,7 @@ def _options(options):
 
 
 def _records(discovery):
-    if isinstance(discovery, dict):
-        return discovery.get("accelerators") or []
-    return discovery or []
+    return _cardstate.records(discovery) or []
 
 
 def _hostname(discovery):

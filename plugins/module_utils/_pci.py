@@ -28,7 +28,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     readlink_real,
     readlinks_real,
 )
-from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address as normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 __metaclass__ = type
 
@@ -272,7 +272,7 @@ class PciFunction(object):
                     if target is None:
                         self.warn("virtfn%d: missing or not a link although sriov_numvfs is %s" % (i, numvfs))
                         continue
-                    a = normalize_address(target.rstrip("/").rsplit("/", 1)[-1])
+                    a = pci_address(target.rstrip("/").rsplit("/", 1)[-1])
                     if a:
                         vfs.append(a)
             sriov["vfs"] = vfs
@@ -429,7 +429,7 @@ def scan(sysfs):
     by_target = {}  # physfn link target -> (PF address or None, the PF's VF list in cache)
     get_bound = (bound or {}).get
     for name in names:
-        address = normalize_address(name)
+        address = pci_address(name)
         if address is None or address != name:
             warnings.append("%s/%s: not a PCI address, skipped" % (DEVICES, name))
             continue
@@ -479,7 +479,7 @@ def scan(sysfs):
             # the VFs of a PF share one link target: its PF's address and VF list are worked out once
             vfs_of = by_target.get(pf)
             if vfs_of is None:
-                pfa = normalize_address(pf.rstrip("/").rsplit("/", 1)[-1])
+                pfa = pci_address(pf.rstrip("/").rsplit("/", 1)[-1])
                 vfs_of = by_target[pf] = (pfa, cache.setdefault(("vfs", pfa), []) if pfa else None)
             f.physfn = vfs_of[0]
             if vfs_of[1] is not None:

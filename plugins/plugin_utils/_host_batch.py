@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 from ansible_collections.accelops.lifecycle.plugins.module_utils._cardstate import with_placement
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import left_drain
 from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import (
@@ -215,8 +216,7 @@ def host_state(item):
 def _left_drains(item, state, providers, discovery):
     """The drains on this host's providers that this run did not make (a killed run's, an operator's): each
     ``{provider, card, action, why, run}``, ``action`` ``lift`` or ``left`` (model.left_drain decides)."""
-    records = discovery.get("accelerators") if isinstance(discovery, Mapping) else None
-    by_address = dict((r.get("address"), r) for r in records or [] if isinstance(r, Mapping))
+    by_address = _cardstate.cards(_cardstate.records(discovery) if isinstance(discovery, Mapping) else None)[1]
     last = state["last_run"] or {}
     run = ("the run %s of %s" % (last.get("owner") or "?", last.get("started") or "?")) if last else None
     out = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 __metaclass__ = type
 
@@ -42,7 +42,7 @@ def parse_mig_modes(text):
         cols = [c.strip() for c in line.split(",")]
         if len(cols) < 4:
             continue
-        addr = normalize_address(cols[1])
+        addr = pci_address(cols[1])
         if addr is None:
             continue
         try:
@@ -115,7 +115,7 @@ def _smi_fields(text):
     for line in (text or "").splitlines():
         m = _SMI_GPU_LINE.match(line.strip())
         if m:
-            gpu = normalize_address(m.group(1)) or m.group(1).lower()
+            gpu = pci_address(m.group(1)) or m.group(1).lower()
             yield gpu, None, None
             continue
         m = _SMI_FIELD.match(line)
@@ -182,5 +182,5 @@ def parse_vgpu_query(text):
         elif key == "VM Name" and value not in ("", "N/A"):
             cur["vm_name"] = value
         elif key == "Bus Id":
-            cur["guest_address"] = normalize_address(value)
+            cur["guest_address"] = pci_address(value)
     return out

@@ -36,7 +36,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.fpga i
     HEX_ID_RE, FpgaError, Target, is_zero_id, normalize_id)
 from ansible_collections.accelops.lifecycle.plugins.module_utils._host import LIBVIRT_RUN_DIR_OPTION
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, Program
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import UNIT_DIR, shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, Refusal  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.accelops.lifecycle.plugins.module_utils._safefile import (
@@ -174,7 +174,7 @@ def _kind(mode):
 def discover_card(sysfs, address, libvirt_run_dir=_discovery.DEFAULT_LIBVIRT_RUN_DIR):
     """The discovery record of the FPGA card at ``address`` (either PF of an Alveo card), its users read from the
     domains in ``libvirt_run_dir`` (the module's option)."""
-    addr = normalize_address(address)
+    addr = pci_address(address)
     if addr is None:
         raise FpgaError("address must be a PCI address such as 0000:5e:00.0 or 5e:00.0; got %r" % (address,))
     if not sysfs.exists("/sys/bus/pci/devices/%s" % addr):

@@ -55,7 +55,7 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers.nvidia
 )
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._persist import shell_quote, unit_basename
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan
 from ansible_collections.accelops.lifecycle.plugins.module_utils._engines.sriov import DEVICES, HostOps, ProgrammingError, blocking
@@ -168,7 +168,7 @@ def read_gpus(ops):
         cols = [c.strip() for c in line.split(",")]
         if len(cols) < 6 or not cols[0].isdigit():
             continue
-        addr = normalize_address(cols[1])
+        addr = pci_address(cols[1])
 
         def mode(v):
             return None if v.startswith("[") or v in ("", "N/A") else v
@@ -606,7 +606,7 @@ def desired_from_params(p, ops):
     """Options -> dict(address, gpu, mode, layout, force, persistent); the mig-parted entry is chosen per GPU."""
     address = None
     if p.get("address") is not None:
-        address = normalize_address(p["address"])
+        address = pci_address(p["address"])
         if address is None:
             raise ProgrammingError("address: %r is not a PCI address (0000:17:00.0 or 17:00.0)" % p["address"])
     mode = p.get("mode")

@@ -27,7 +27,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse, 
 from ansible_collections.accelops.lifecycle.plugins.module_utils._drivers import for_sriov_pf
 from ansible_collections.accelops.lifecycle.plugins.module_utils._hostmodule import Job, tool_program
 from ansible_collections.accelops.lifecycle.plugins.module_utils._inuse import evidence_text
-from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import MAX_VFS, normalize_address
+from ansible_collections.accelops.lifecycle.plugins.module_utils._pci import MAX_VFS
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 from ansible_collections.accelops.lifecycle.plugins.module_utils._plan import Plan, ProgrammingError
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import SysfsError, kernel_int
 
@@ -144,7 +145,7 @@ def _int(text):
 
 
 def resolve_address(sysfs, address, option="address"):
-    addr = normalize_address(address) if isinstance(address, str) else None
+    addr = pci_address(address) if isinstance(address, str) else None
     if addr is None:
         raise ProgrammingError("%s: %r is not a PCI address; use DDDD:BB:SS.F or BB:SS.F (hex)" % (option, address))
     if not sysfs.exists("%s/%s" % (DEVICES, addr)):

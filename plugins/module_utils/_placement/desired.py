@@ -7,18 +7,16 @@ caller's overrides and drains, traits. The per-family part is in family_specs.py
 
 from __future__ import annotations
 
+from ansible_collections.accelops.lifecycle.plugins.module_utils import _cardstate
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.family_specs import _device_specs
 from ansible_collections.accelops.lifecycle.plugins.module_utils._placement.model import (
     DRAIN_TRAIT, REPORTERS, PlacementInputError, inventory, legacy_provider_name, provider_name, provider_uuid)
 
 
 def _records(discovery, option):
-    if isinstance(discovery, list):
-        return discovery
-    if isinstance(discovery, dict):
-        recs = discovery.get("accelerators")
-        if isinstance(recs, list):
-            return recs
+    recs = _cardstate.records(discovery)
+    if recs is not None:
+        return recs
     raise PlacementInputError("%s: expected the result of accelerator_info (a dict with an 'accelerators' list) "
                               "or a list of discovery records" % option)
 

@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _pci
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import Sysfs
+from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import pci_address
 
 PCI_IDS = """\
 # comment line
@@ -93,8 +94,8 @@ def test_find_pci_ids_prefers_root(tmp_path, host):
     ("", None),
     (None, None),
 ])
-def test_normalize_address(raw, expected):
-    assert _pci.normalize_address(raw) == expected
+def test_pci_address_is_the_one_normal_form(raw, expected):
+    assert pci_address(raw) == expected
 
 
 def test_scan_and_identity(host):

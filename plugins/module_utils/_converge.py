@@ -325,12 +325,15 @@ class Converge(object):
                        "overrides": {}, "reporters": {}, "planned": {}, "applied": {}, "verify": {}, "kept_drained": [],
                        "drift": [], "discovery": None, "lock": None, "last_run": None}
         self.journal = None  # the lock directory, when this run holds the lock and keeps the run record
+        self.inuse = None  # the last discovery's in-use scan (_inuse.InUse)
 
     def discover(self):
         try:
-            found = discover(self.sysfs, libvirt_run_dir=self.p["libvirt_run_dir"], vf_detail="full")
+            found = discover(self.sysfs, libvirt_run_dir=self.p["libvirt_run_dir"], vf_detail="full", keep_inuse=True)
         except OptionError as e:
             raise ConvergeRefused(str(e))
+        # the host's in-use evidence, collected once per discovery: every card's engine plan reads the same scan
+        self.inuse = found["inuse"]
         return {"schema_version": found["schema_version"], "host": found["host"], "accelerators": found["accelerators"]}
 
     def run(self):
@@ -452,7 +455,7 @@ class Converge(object):
         except hostmodule.REFUSALS as e:
             dummy = hostmodule.Host(self.module, card["kind"], params={}, sysfs=self.sysfs)
             return dummy, None, str(e)
-        card_host = hostmodule.Host(self.module, program.name, params=params, sysfs=self.sysfs)
+        card_host = hostmodule.Host(self.module, program.name, params=params, sysfs=self.sysfs, inuse=self.inuse)
         job, msg = hostmodule.plan(card_host, program.plan)
         if job is None:
             card_host.cleanup()

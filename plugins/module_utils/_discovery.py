@@ -375,7 +375,7 @@ def _folded_vf_unit(address, utype, group, ev, vf_index, index_is_position, drv,
 
 def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include_all=False,
              libvirt_run_dir=DEFAULT_LIBVIRT_RUN_DIR, pci_ids_path=None,
-             in_use=True, registry=None, root="/", vf_detail="full", **tool_options):
+             in_use=True, registry=None, root="/", vf_detail="full", keep_inuse=False, **tool_options):
     """Discover accelerators. ``sysfs`` is a :class:`Sysfs` (or one is made for ``root``).
 
     Filters: ``families`` (subset of gpu/fpga/nic/qat/pci), ``vendor_ids`` (hex ids), ``addresses``
@@ -409,14 +409,14 @@ def discover(sysfs=None, families=None, vendor_ids=None, addresses=None, include
         gc.disable()
     try:
         return _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, tool_options, pci_ids_path,
-                         in_use, registry, vf_detail)
+                         in_use, registry, vf_detail, keep_inuse)
     finally:
         if paused:
             gc.enable()
 
 
 def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, tool_options, pci_ids_path, in_use,
-              registry, vf_detail):
+              registry, vf_detail, keep_inuse=False):
     registry = registry or Registry()
     tools = discovery_tools(registry.drivers)
     settings = dict((tool, (option, tool_options.get(option, "auto"), reads)) for tool, (option, reads) in tools.items())
@@ -519,4 +519,8 @@ def _discover(sysfs, fams, vendors, pats, include_all, libvirt_run_dir, tool_opt
     for tool, (option, _reads) in tools.items():
         host[option] = ctx.tools.get(tool)
     host.update(pci_ids=pci_ids_file, vf_detail=vf_detail)
-    return {"schema_version": SCHEMA_VERSION, "accelerators": records, "host": host, "warnings": warnings}
+    found = {"schema_version": SCHEMA_VERSION, "accelerators": records, "host": host, "warnings": warnings}
+    if keep_inuse:
+        # the scan itself (an _inuse.InUse, not JSON), for a caller that plans changes from the same evidence
+        found["inuse"] = ctx.inuse
+    return found

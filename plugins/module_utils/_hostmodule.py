@@ -96,8 +96,11 @@ class Host(object):
     ``params`` and ``sysfs`` default to the module's own; a module that programs several cards in one run
     (``accelerator_converge``) gives each card's run its own options over the module's host root."""
 
-    def __init__(self, module, name, params=None, sysfs=None):
+    def __init__(self, module, name, params=None, sysfs=None, inuse=None):
         self.module = module
+        # the host's in-use evidence when the caller already collected it (the converge's, for every card it plans):
+        # the engines read it instead of scanning the host again; None: they scan on first use
+        self.inuse = inuse
         self.name = name
         self.params = module.params if params is None else params
         self.check_mode = module.check_mode

@@ -637,7 +637,7 @@ def plan_module(host):
     """The plan hook of the ``nvidia_mig`` module (run by :mod:`_hostmodule`)."""
     p = host.params
     ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
-                  libvirt_run_dir=p["libvirt_run_dir"])
+                  libvirt_run_dir=p["libvirt_run_dir"], inuse=host.inuse)
     desired = desired_from_params(p, ops)
     plan, info, after = plan_mig(ops, desired, files=host.files)
     host.result["gpu"] = info

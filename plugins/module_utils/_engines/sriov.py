@@ -44,14 +44,14 @@ class HostOps(object):
     and in-use evidence (collected once, refreshed with :meth:`refresh_inuse`)."""
 
     def __init__(self, sysfs, run=None, auditor=None, tool_timeout=TOOL_TIMEOUT, libvirt_run_dir="/run/libvirt/qemu",
-                 tool_paths=None):
+                 tool_paths=None, inuse=None):
         self.sysfs = sysfs
         self._run = run
         self.auditor = auditor
         self.tool_timeout = tool_timeout
         self.libvirt_run_dir = libvirt_run_dir
         self.tools = _tools.ToolRunner(sysfs, run=run, timeout=tool_timeout, tool_paths=tool_paths)
-        self._inuse = None
+        self._inuse = inuse
 
     # -- sysfs ------------------------------------------------------------------------------------------
     def read(self, path):
@@ -554,7 +554,7 @@ def plan_module(host):
     """The plan hook of the ``sriov_vfs`` module (run by :mod:`_hostmodule`)."""
     p = host.params
     ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
-                  libvirt_run_dir=p["libvirt_run_dir"])
+                  libvirt_run_dir=p["libvirt_run_dir"], inuse=host.inuse)
     desired = SriovDesired(p["num_vfs"], p["vf_driver"], p["vfs"], p["force"], p["persistent"])
     steps, info = plan_sriov(ops, p["address"], desired, files=host.files)
     host.result.update(info)

@@ -278,7 +278,7 @@ def plan_module(host):
     run, the boot files of cards whose vendor type id was learnt only while running (a follow-up plan)."""
     p = host.params
     ops = HostOps(host.sysfs, run=host.run, auditor=host.auditor, tool_timeout=p["tool_timeout"],
-                  libvirt_run_dir=p["libvirt_run_dir"])
+                  libvirt_run_dir=p["libvirt_run_dir"], inuse=host.inuse)
     files = host.files
     count = 0 if p["state"] == "absent" else p["count"]
     desired = VgpuDesired(p["type"], count, p["backend"], p["force"], p["persistent"], p["hostname"])

@@ -174,6 +174,21 @@ def test_bad_input_names_the_option(lab, tmp_path, bad, option):
     assert o.kind == "fail" and option in o.result["msg"], o.result["msg"]
 
 
+def test_the_plan_reads_the_hosts_use_once(lab, tmp_path, monkeypatch):
+    # was: each card's engine (HostOps) scanned libvirt and /proc again after the converge's discovery had
+    from ansible_collections.accelops.lifecycle.plugins.module_utils import _inuse  # pylint: disable=import-outside-toplevel
+    scans = []
+    collect = _inuse.collect
+
+    def counted(*a, **kw):
+        scans.append(a[1:2])
+        return collect(*a, **kw)
+    monkeypatch.setattr(_inuse, "collect", counted)
+    o = run(args(lab, tmp_path, [NIC_ENTRY, T4_ENTRY]), check=True)
+    assert o.kind == "exit" and statuses(o.result)[NIC] == "todo" and statuses(o.result)[T4] == "todo", o.result
+    assert len(scans) == 1, scans
+
+
 @pytest.mark.parametrize("option", ["lock_dir", "persist_root", "libvirt_run_dir"])
 def test_a_relative_host_path_is_refused_and_nothing_is_made_in_the_working_directory(lab, tmp_path, monkeypatch,
                                                                                       option):

@@ -61,21 +61,8 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
+  - accelops.lifecycle._controller_action
 attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-    details: Changes nothing in either mode.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    description: The same arguments give the same result; nothing is changed.
   platform:
     platforms: all
     details: Runs on the controller; the role runs it with C(run_once), once per batch.

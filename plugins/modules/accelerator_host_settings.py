@@ -89,23 +89,7 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
-attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-    details: Changes nothing in either mode.
-  diff_mode:
-    support: none
-  idempotent:
-    support: full
-    description: The same arguments give the same result; nothing is changed.
-  platform:
-    platforms: all
+  - accelops.lifecycle._controller_action
 author:
   - accelops.lifecycle contributors (@accelops)
 '''

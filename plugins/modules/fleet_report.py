@@ -72,23 +72,7 @@ options:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
-attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-    details: Changes nothing in either mode.
-  diff_mode:
-    support: none
-  idempotent:
-    description: The same options give the same result.
-    support: full
-  platform:
-    platforms: all
+  - accelops.lifecycle._controller_action
 author:
   - accelops.lifecycle contributors (@accelops)
 '''

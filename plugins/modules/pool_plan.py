@@ -44,24 +44,7 @@ description:
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
-attributes:
-  action:
-    support: full
-  async:
-    support: none
-  bypass_host_loop:
-    support: none
-  check_mode:
-    support: full
-    details: Decides from its arguments alone and changes nothing; runs the same in check mode.
-  diff_mode:
-    support: none
-  idempotent:
-    description: The same arguments give the same result; it changes nothing.
-    support: full
-  platform:
-    platforms: all
-    details: Runs on the controller; reads nothing but its arguments.
+  - accelops.lifecycle._controller_action
 options:
   functions:
     description: The declaration (a list of function entries, the format of C(accelerator_host_functions)).

@@ -40,6 +40,8 @@ ANSIBLE_LABELS = {
     "common_return_values": ("reference_appendices/common_return_values.html#common-return-values", "Return Values"),
     "ansible_configuration_settings": ("reference_appendices/config.html#ansible-configuration-settings",
                                        "Ansible Configuration Settings"),
+    # a module with a corresponding action plugin (the controller actions, nvidia_mig)
+    "action_plugins": ("plugins/action.html#action-plugins", "Action plugins"),
 }
 
 

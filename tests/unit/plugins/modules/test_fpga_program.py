@@ -506,7 +506,7 @@ def test_fuse_alveo(fuse_lab, tmp_path):
     assert not run(args).result["changed"]
 
 
-@pytest.mark.parametrize("path", ["*/etc/systemd/system/*", "*/etc/accelops/boot/.accelops-*"], ids=["unit", "script"])
+@pytest.mark.parametrize("path", ["*/etc/systemd/system/*", "*/etc/accelops/boot/*.tmp"], ids=["unit", "script"])
 def test_fuse_boot_file_failure_rolls_back_cleanly(fuse_lab, tmp_path, path):
     """Regression (host-fault sweep): with rollback_bitstream, a boot file that cannot be written undoes the load and
     reports the host unchanged (the read-back step was counted as an irreversible change still in effect), and

@@ -15,8 +15,8 @@ version_added: 0.5.0
 description:
   - Works out what C(playbooks/report.yml) renders as one static HTML page, from the hosts' discovery results and
     declarations, Placement's providers of their trees and Cyborg's device profiles with their allocation
-    candidates; the page's template only prints RV(report). The P(accelops.lifecycle.fleet_report#filter) filter
-    gives the same model.
+    candidates; the page's template only prints RV(report). It replaces the filter of the same name, now removed
+    (the same model).
   - What each card is (in use, allocated, held, drained, as declared, to change, blocked) is decided by the same
     rule the converge, the pool keeper and the provisioner use. A drain hold of this collection's is not use.
   - Capacity counts every provider with an inventory in the hosts' trees, whoever reports it (this collection,

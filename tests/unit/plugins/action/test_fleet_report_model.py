@@ -2,8 +2,9 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The fleet report's model (plugin_utils/_fleet_report.py, the fleet_report action of playbooks/report.yml): capacity arithmetic, function names, cards, drift, profiles,
-and the page's template rendering user-given text as text. Hosts are the discovery of a simulated lab-all host."""
+"""The fleet report's model (plugin_utils/_fleet_report.py, the fleet_report action of playbooks/report.yml):
+capacity arithmetic, function names, cards, drift, profiles, and the page's template rendering user-given text
+as text. Hosts are the discovery of a simulated lab-all host."""
 
 from __future__ import annotations
 

@@ -66,7 +66,11 @@ def plan_reset(host):
     by_addr = dict((r["address"], r) for r in disc["accelerators"])
     assigned = {}
     if p["functions"]:
-        for a in _declaration.resolve(p["functions"], disc)["assignments"]:
+        try:
+            functions = _declaration.validate(p["functions"], where="functions")
+        except _declaration.DeclarationError as e:
+            raise Refusal(str(e))
+        for a in _declaration.resolve(functions, disc, validated=True)["assignments"]:
             assigned[a["address"]] = a
     plan = Plan()
 

@@ -310,6 +310,7 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     assert not writes, "the baseline of %s is not a no-op: %s" % (name, writes)
     assert tool_changes(sandbox["trees"]) == tools_before, "the baseline of %s changed the host through a tool" % name
     options = sorted(spec)
+    lock_dirs = set()   # accelerator_converge's accepted lock directories: made (with their parents) on every run
     problems, stats = [], {"inputs": 0, "failed_naming_option": 0, "failed_later": 0, "accepted": 0,
                            "tracebacks": 0, "writes": 0, "tool_changes": 0, "core_message_without_option": 0,
                            "failed_without_option": 0, "files_changed": 0}
@@ -336,6 +337,8 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
                 assume(safe_path_value(option, value, sandbox["dir"]))
             args[option] = value
             shown = option
+            if option == "lock_dir" and isinstance(value, str) and os.path.isabs(value) and "\x00" not in value:
+                lock_dirs.add(os.path.normpath(value))
         n, n_tools = len(writes), tool_changes(sandbox["trees"])
         out = run_module(main, args)
         stats["inputs"] += 1
@@ -371,12 +374,23 @@ def test_hostile_module_arguments(name, sandbox, monkeypatch, figures):
     after = tree_state(sandbox["dir"])
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     if name == "accelerator_converge":
-        # the host lock's file and owner record (and their directory) are the module's own, made on every run
-        changed = [p for p in changed if not re.search(r"/(lock|run/accelops)(/converge\.(lock|owner))?$", p)]
+        # the host lock's directory (made 0700 with its missing parents), its file and owner record are the
+        # module's own, made on every run, at the baseline's lock_dir and at every lock_dir the sweep tried
+        changed = [p for p in changed if not re.search(r"/(lock|run/accelops)(/converge\.(lock|owner))?$", p)
+                   and not _in_lock_dir(p, lock_dirs)]
+        stats["lock_dirs_made"] = len([p for p in lock_dirs if p.startswith(sandbox["dir"] + os.sep)
+                                       and os.path.isdir(p)])
     stats["files_changed"] = len(changed)
     figures.setdefault(FIGURES_KEY, {})[name] = stats
     assert not changed, "%s changed the sandbox: %s" % (name, changed[:10])
     assert not problems, "\n".join(problems[:10])
+
+
+def _in_lock_dir(path, lock_dirs):
+    """A lock directory the sweep named, one of the parents made for it, or the lock's own files in it."""
+    if os.path.basename(path) in ("converge.lock", "converge.owner", "converge.journal"):
+        path = os.path.dirname(path)
+    return any(d == path or d.startswith(path + os.sep) for d in lock_dirs)
 
 
 # -- hostile filter inputs (the declaration among them) ------------------------------------------------------

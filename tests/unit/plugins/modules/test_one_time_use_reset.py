@@ -82,3 +82,12 @@ def test_a_device_that_is_not_an_address_fails_naming_the_option(tmp_path):
     h = accelsim.render_tree("gpu-amd-instinct", str(tmp_path / "host"))
     r = run_module(one_time_use_reset.main, {"root": h.root, "devices": ["gpu0"]}, False, False)
     assert r.kind == "fail" and r.result["msg"].startswith("devices: 'gpu0' is not a PCI address"), r.result
+
+
+@pytest.mark.parametrize("functions", [[{}], [{"name": "gzip"}], [{"name": 7, "match": {"address": MI300X}}]])
+def test_a_declaration_that_does_not_validate_fails_naming_the_option(tmp_path, functions):
+    """Found by the hostile-input sweep at 3x: a declaration entry without a name raised DeclarationError out of the
+    module (a traceback) instead of failing it."""
+    h = accelsim.render_tree("gpu-amd-instinct", str(tmp_path / "host"))
+    r = run_module(one_time_use_reset.main, {"root": h.root, "devices": [MI300X], "functions": functions}, False, False)
+    assert r.kind == "fail" and r.result["msg"].startswith("functions[0]"), r

@@ -72,9 +72,10 @@ options:
     description:
       - "The GPU instances, as a list of V({profile: 1g.10gb, count: 7}) (or of profile names), as a mapping of
         profile name to count (mig-parted's C(mig-devices)), or as a string such as V(7 x 1g.10gb) or
-        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). V(none), an empty list or an empty mapping declares no GPU instance
-        (every one is destroyed); a blank string (empty, a newline, or a list of one such) is refused, never read as
-        V(none)."
+        V(3g.40gb + 2g.20gb + 2 x 1g.10gb). V(none), in lower case, declares no GPU instance (every one is
+        destroyed); a blank string (empty, a newline, or a list of one such), an empty list, an empty mapping and
+        V(None) in any other case (what a template renders for a missing value) are refused, never read as
+        V(none). (A mig-parted entry's C(mig-devices: {}) does mean no GPU instance, as in mig-parted.)"
       - Profile names are those C(nvidia-smi mig -lgip) lists, with their media-engine suffixes (V(1g.10gb),
         V(1g.10gb+me), V(1g.24gb+me.all), V(1g.24gb-me), V(1g.24gb+gfx), V(3g.40gb)); a layout that does not fit
         (the card's compute slices, its memory slices at the listed placements, each profile's limit) is refused.

@@ -37,14 +37,19 @@ def _profile_token(token, option):
     return m.group(1).lower()
 
 
-def parse_layout(value, option="layout"):
+def parse_layout(value, option="layout", empty_means_none=False):
     """A layout as a sorted list of profile names, from ``[{profile: 1g.10gb, count: 7}]``, ``["3g.40gb", ...]``,
-    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``none``, ``[]`` or
-    ``{}``: no instances. A blank string (``""``, ``"\\n"``, ``['']``) is refused: a layout that destroys every GPU
-    instance must say so."""
+    ``{"1g.10gb": 7}`` (mig-parted's ``mig-devices``) or ``"2 x 3g.40gb + 1 x 1g.10gb"``; ``none``: no instances.
+
+    A layout that destroys every GPU instance must say so in the word ``none``: a blank string (``""``, ``"\\n"``,
+    ``['']``), an empty list or mapping, and ``None`` in any other case (what a template renders for a missing
+    value) are refused. ``empty_means_none`` admits an empty mapping, as mig-parted's own ``mig-devices: {}``."""
     out = []
     if value is None:
         return None
+    if isinstance(value, (dict, list)) and not value and not empty_means_none:
+        raise ProgrammingError("%s: an empty %s is refused; write %s for no GPU instance (every instance is destroyed)"
+                               % (option, "mapping" if isinstance(value, dict) else "list", NO_INSTANCES))
     if isinstance(value, dict):
         value = [{"profile": k, "count": v} for k, v in value.items()]
     if isinstance(value, str):
@@ -52,8 +57,11 @@ def parse_layout(value, option="layout"):
         if not text:
             raise ProgrammingError("%s: an empty layout is refused; write %s for no GPU instance (every instance is "
                                    "destroyed) or terms like \"2 x 3g.40gb + 1 x 1g.10gb\"" % (option, NO_INSTANCES))
-        if text.lower() == NO_INSTANCES:
+        if text == NO_INSTANCES:
             return []
+        if text.lower() == NO_INSTANCES:
+            raise ProgrammingError("%s: %r is refused (a template renders a missing value as None); write %s, in lower "
+                                   "case, for no GPU instance (every instance is destroyed)" % (option, text, NO_INSTANCES))
         # "+" joins terms, except in a profile name's "+me"/"+gfx" suffix
         terms = [t.strip() for t in re.split(r",|\+(?![A-Za-z])", text)]
         for term in terms:

@@ -147,11 +147,12 @@ def mig_parted_entry(configs, name, index, device_id, sub_device_id=None):
     last = found[-1]
     e = entries[last]
     for i in found[:-1]:  # what an earlier entry asks is checked too (a bad layout fails wherever it is)
-        parse_layout(entries[i].get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices" % (name, i))
+        parse_layout(entries[i].get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices" % (name, i),
+                     empty_means_none=True)
     if not e["mig-enabled"]:
         return "disabled", [], found
     return "enabled", parse_layout(e.get("mig-devices") or {}, "mig_parted_config: mig-configs.%s[%d].mig-devices"
-                                   % (name, last)), found
+                                   % (name, last), empty_means_none=True), found
 
 
 # -- reading the GPU -------------------------------------------------------------------------------------------

@@ -31,10 +31,8 @@ H100 = {
     ("3g.40gb, MIG 1g.10gb+me", ["1g.10gb+me", "3g.40gb"]),
     ("2*1g.20gb", ["1g.20gb", "1g.20gb"]),
     ("none", []),
-    (" None\n", []),
+    (" none\n", []),
     (["none"], []),
-    ([], []),
-    ({}, []),
     # media-engine suffixes as mig-parted's config-default.yaml and nvidia-smi mig -lgip write them
     ("1 x 1g.24gb+me.all + 1g.24gb-me + 2 x 1g.24gb+gfx", ["1g.24gb+gfx", "1g.24gb+gfx", "1g.24gb+me.all", "1g.24gb-me"]),
     ({"2g.48gb+gfx": 1, "1g.24gb-me": 2}, ["1g.24gb-me", "1g.24gb-me", "2g.48gb+gfx"]),
@@ -58,11 +56,22 @@ def test_parse_layout_forms(value, expected):
     ("\n", "layout: an empty layout is refused; write none"),
     ("  \t", "layout: an empty layout is refused"),
     ([""], "layout[0]: an empty layout is refused; write none"),
+    # found by the sweep at 3x: an empty mapping and "None" (a template's rendering of a missing value) destroyed
+    # every GPU instance
+    ([], "layout: an empty list is refused; write none"),
+    ({}, "layout: an empty mapping is refused; write none"),
+    ("None", "layout: 'None' is refused (a template renders a missing value as None); write none, in lower case"),
+    (" NONE ", "layout: 'NONE' is refused"),
 ])
 def test_parse_layout_errors(value, needle):
     with pytest.raises(ProgrammingError) as e:
         nvidia_mig.parse_layout(value)
     assert needle in str(e.value)
+
+
+def test_mig_parted_empty_mig_devices_means_no_instance():
+    """mig-parted's own form for MIG on without GPU instances (its all-enabled entry) stays accepted."""
+    assert nvidia_mig.parse_layout({}, "mig_parted_config: mig-configs.x[0].mig-devices", empty_means_none=True) == []
 
 
 def test_layout_text_largest_first():

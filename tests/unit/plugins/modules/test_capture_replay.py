@@ -99,11 +99,11 @@ def plans(root, found, tmp_path):
         mig = gpu.get("mig")
         if mig is not None and mig.get("mode_current") != "Enabled":
             out.append(("MIG mode on, no GPU instance", nvidia_mig.main,
-                        {"root": root, "address": addr, "mode": "enabled", "layout": [], "persist_root": persist}))
+                        {"root": root, "address": addr, "mode": "enabled", "layout": "none", "persist_root": persist}))
         elif mig is not None:
             # the layout there now when a GPU instance is in use, else one instance of the smallest profile
             if any(gi.get("in_use") for gi in mig.get("gpu_instances") or []) or not mig.get("profiles"):
-                layout = [{"profile": gi["name"]} for gi in mig.get("gpu_instances") or []]
+                layout = [{"profile": gi["name"]} for gi in mig.get("gpu_instances") or []] or "none"
             else:
                 layout = [{"profile": sorted(mig["profiles"], key=lambda p: p["memory_slices"])[0]["name"]}]
             out.append(("MIG layout %s" % layout, nvidia_mig.main,

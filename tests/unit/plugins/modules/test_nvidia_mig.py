@@ -260,13 +260,23 @@ def test_pending_disable_is_reported_and_not_asked_again(h100, tmp_path):
     h100.release(pid)
 
 
-@pytest.mark.parametrize("blank", ["", "\n", "  ", [""], ["\n"]])
-def test_a_blank_layout_is_refused_never_destroys(h100, tmp_path, blank):
+@pytest.mark.parametrize("blank,refusal", [
+    ("", "an empty layout is refused; write none for no GPU instance"),
+    ("\n", "an empty layout is refused; write none for no GPU instance"),
+    ("  ", "an empty layout is refused; write none for no GPU instance"),
+    ([""], "an empty layout is refused; write none for no GPU instance"),
+    (["\n"], "an empty layout is refused; write none for no GPU instance"),
+    # found by the hostile-input sweep at 3x (these destroyed GPU instances 2, 7 and 8)
+    ({}, "an empty mapping is refused; write none for no GPU instance"),
+    ([], "an empty list is refused; write none for no GPU instance"),
+    ("None", "'None' is refused (a template renders a missing value as None); write none, in lower case"),
+])
+def test_a_blank_layout_is_refused_never_destroys(h100, tmp_path, blank, refusal):
     """Issue 34 #8: a blank layout once planned "destroy MIG GPU instances 2, 7, 8"; destroying them all must be asked
     for in words (layout: none)."""
     before = h100.state()["mig"][H100]
     r = run(args(h100, tmp_path, layout=blank))
-    assert r.kind == "fail" and "an empty layout is refused; write none for no GPU instance" in r.result["msg"], r.result
+    assert r.kind == "fail" and refusal in r.result["msg"], r.result
     assert r.result["msg"].startswith("layout")
     assert h100.state()["mig"][H100] == before and not r.result.get("plan")
     r = run(args(h100, tmp_path, layout="none"), check=True)

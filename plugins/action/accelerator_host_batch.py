@@ -37,8 +37,8 @@ def _summary(batch):
         try:
             reports[item.get("host")] = host_report(s)
         except ValueError as e:
-            raise ValueError("%s: a recorded result does not have the shape accelerator_converge returns (%s)"
-                             % (item.get("host"), e))
+            raise ValueError("%s: a recorded result (plans or applied) does not have the shape accelerator_converge "
+                             "returns (%s)" % (item.get("host"), e))
     return {"hosts": _host_batch.hosts(batch), "reports": reports}
 
 

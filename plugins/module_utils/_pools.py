@@ -616,7 +616,7 @@ def plan(functions, pools, hosts, providers, margin=DEFAULT_MARGIN, not_allowed=
     for pool in pools:
         missing = [h for h in pool["hosts"] if h not in hosts]
         if missing:
-            raise PoolError("pool %s: no discovery for host(s) %s (every host of a pool must be in the play)"
+            raise PoolError("pool %s: no discovery in hosts for host(s) %s (every host of a pool must be in the play)"
                             % (pool["name"], ", ".join(missing)))
     states = pool_states(pools, hosts, providers)
     free = dict((s["name"], s["free"]) for s in states)

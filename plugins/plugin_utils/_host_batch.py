@@ -36,6 +36,69 @@ def _failure(result):
     return result.get("error") or result.get("msg") or "failed"
 
 
+# The settings a host's record carries (the accelerator_host_settings action's result), by the form each must have.
+SETTING_STRINGS = ("host", "root", "placement_host", "root_provider", "name_prefix", "refusal")
+SETTING_BOOLS = ("plan_only", "placement", "safe_mode", "fail_on_drift")
+
+
+def _expect(value, kinds, where, form):
+    if value is not None and not isinstance(value, kinds):
+        raise ValueError("%s: expected %s, got %s" % (where, form, type(value).__name__))
+
+
+def _check_settings(name, s):
+    where = "settings.%s" % name
+    for key in SETTING_STRINGS:
+        _expect(s.get(key), str, "%s.%s" % (where, key), "a string or null")
+    for key in SETTING_BOOLS:
+        _expect(s.get(key), bool, "%s.%s" % (where, key), "true or false")
+    undrain = s.get("undrain")
+    _expect(undrain, list, where + ".undrain", "a list of card addresses")
+    for i, a in enumerate(undrain or []):
+        _expect(a, str, "%s.undrain[%d]" % (where, i), "a card address")
+
+
+def _check_converge_result(where, r):
+    """accelerator_converge's registered result, as far as the batch reads it."""
+    if not isinstance(r, Mapping) or r.get("skipped") or r.get("failed"):
+        return
+    cards = r.get("cards")
+    _expect(cards, list, where + ".cards", "a list of cards")
+    for i, c in enumerate(cards or []):
+        _expect(c, Mapping, "%s.cards[%d]" % (where, i), "a card (address, status, ...)")
+        for key in ("address", "status"):
+            if not isinstance(c.get(key), str):
+                raise ValueError("%s.cards[%d].%s: expected a string, got %s"
+                                 % (where, i, key, type(c.get(key)).__name__))
+    for key in ("planned", "applied", "verify", "overrides", "function_names", "discovery", "last_run"):
+        _expect(r.get(key), Mapping, "%s.%s" % (where, key), "a mapping")
+    for key in ("problems", "drift", "kept_drained"):
+        _expect(r.get(key), list, "%s.%s" % (where, key), "a list")
+
+
+def _check_placement_results(read, check, drain, report):
+    """The batch's Placement results, as far as the batch reads them."""
+    for option, value in (("placement_read", read), ("placement_check", check), ("placement_drain", drain),
+                          ("placement_report", report)):
+        _expect(value, Mapping, option, "the task's registered result (a dictionary)")
+    for option, value, key in (("placement_read", read, "results"), ("placement_check", check, "providers")):
+        items = (value or {}).get(key)
+        _expect(items, list, "%s.%s" % (option, key), "a list")
+        for i, item in enumerate(items or []):
+            _expect(item, Mapping, "%s.%s[%d]" % (option, key, i), "a mapping")
+    for i, r in enumerate((read or {}).get("results") or []):
+        providers = r.get("providers")
+        _expect(providers, list, "placement_read.results[%d].providers" % i, "a list of providers")
+        for j, p in enumerate(providers or []):
+            _expect(p, Mapping, "placement_read.results[%d].providers[%d]" % (i, j), "a provider (a mapping)")
+            _expect(p.get("name"), str, "placement_read.results[%d].providers[%d].name" % (i, j), "a string")
+    for option, value in (("placement_drain", drain), ("placement_report", report)):
+        by_host = (value or {}).get("by_host")
+        _expect(by_host, Mapping, option + ".by_host", "a mapping of Placement host name to its result")
+        for host, r in (by_host or {}).items():
+            _expect(r, Mapping, "%s.by_host.%s" % (option, host), "a mapping")
+
+
 class Batch(object):
     """What the role recorded for one batch: each host's settings, plan and apply (by inventory name), and the
     batch's registered Placement results (``read``, ``check``, ``drain``, ``report``; None when not run)."""
@@ -44,9 +107,13 @@ class Batch(object):
         # a host whose settings are null or empty does not run the role in this batch (not included, or its part
         # ended by the summary of an earlier run of the role in the same play): left out
         self.items = []
+        _check_placement_results(read, check, drain, report)
         for name, host_settings in settings.items():
             if not isinstance(host_settings, Mapping) or not host_settings:
                 continue
+            _check_settings(name, host_settings)
+            for option, results in (("plans", plans), ("applied", applied)):
+                _check_converge_result("%s.%s" % (option, name), (results or {}).get(name))
             item = dict(host_settings)
             item.setdefault("host", name)
             item.update(plan=(plans or {}).get(name), apply=(applied or {}).get(name), read=read, check=check,
@@ -66,8 +133,9 @@ def _state(item):
     try:
         return host_state(item)
     except (AttributeError, KeyError, TypeError, ValueError) as e:
-        raise ValueError("%s: a recorded result does not have the shape accelerator_converge and the Placement "
-                         "modules return (%s: %s)" % (item.get("host"), type(e).__name__, e))
+        raise ValueError("%s: a recorded result (plans, applied or a placement_* result) does not have the shape "
+                         "accelerator_converge and the Placement modules return (%s: %s)"
+                         % (item.get("host"), type(e).__name__, e))
 
 
 def _prefix(item):

@@ -13,10 +13,12 @@ of dicts with hostile suboptions), or an unknown key is added. Each run must end
 never a traceback; a failure caused by validation must name the option; no run may write to sysfs (counted
 at Sysfs.write) or change any file of the sandbox. Every filter found in plugins/filter gets its baseline
 input with one node anywhere in it replaced, dropped or added; it must return or raise AnsibleFilterError
-with a message that starts with the filter's name.
+with a message that starts with the filter's name. Every controller action (plugins/action) gets its baseline task
+arguments with one node replaced, dropped or added (an unknown option among them): the task returns or fails with
+a message naming the option, never an exception, and a no_log value never comes back in its result.
 Deterministic (derandomize) so CI sees the same inputs every run. The scale is set by environment variables
-(per module, per filter, sysfs trees): RELIABILITY_EXAMPLES (gate 40), RELIABILITY_FILTER_EXAMPLES (gate 30),
-RELIABILITY_SYSFS_EXAMPLES (gate 60).
+(per module, per filter, per action, sysfs trees): RELIABILITY_EXAMPLES (gate 40), RELIABILITY_FILTER_EXAMPLES
+(gate 30), RELIABILITY_ACTION_EXAMPLES (gate 30), RELIABILITY_SYSFS_EXAMPLES (gate 60).
 """
 
 from __future__ import annotations
@@ -542,6 +544,167 @@ def test_hostile_filter_inputs(name, filter_inputs, figures):
         # reported, not passed: see docs/reliability.md, "Still open"
         pytest.xfail("%s: %d tracebacks of %d inputs (open: %s); first: %s"
                      % (name, stats["tracebacks"], stats["inputs"], OPEN_FILTER_FINDINGS[name], problems[0][:500]))
+    assert not problems, "\n".join(problems[:10])
+
+
+# -- hostile controller-action arguments ---------------------------------------------------------------------
+ACTIONS_DIR = os.path.join(TOP, "plugins", "action")
+ACTION_EXAMPLES = int(os.environ.get("RELIABILITY_ACTION_EXAMPLES", "30"))
+SECRET = "hostile-sweep-secret-4f2a"   # a no_log option's value: it must never come back in a result
+AFU_LZ4 = "aaaabbbbccccddddeeeeffff00001111"
+POOL_FUNCTIONS = [DECLARATION[0], {"name": "lz4", "match": {"family": "fpga"},
+                                   "fpga": {"bitstream": "/srv/lz4.gbs", "sha256": "cd" * 32, "function_id": AFU_LZ4}}]
+
+
+def load_action(name):
+    return importlib.import_module("ansible_collections.accelops.lifecycle.plugins.action." + name)
+
+
+def action_names():
+    """Every controller action (the nvidia_mig action only reads a file on the host and hands the module its
+    mapping; the module is swept above)."""
+    from ansible_collections.accelops.lifecycle.plugins.plugin_utils._action import ControllerAction  # pylint: disable=import-outside-toplevel
+    return sorted(f[:-3] for f in os.listdir(ACTIONS_DIR) if f.endswith(".py") and not f.startswith("_")
+                  and issubclass(load_action(f[:-3]).ActionModule, ControllerAction))
+
+
+def run_action(name, args):
+    """The task's result, as the task executor runs a controller action (no connection is opened)."""
+    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
+    from ansible.playbook.play_context import PlayContext  # pylint: disable=import-outside-toplevel
+    from ansible.playbook.task import Task  # pylint: disable=import-outside-toplevel
+    from ansible.plugins.connection.local import Connection  # pylint: disable=import-outside-toplevel
+    from ansible.template import Templar  # pylint: disable=import-outside-toplevel
+    task = Task()
+    task.action = "accelops.lifecycle." + name
+    task.args = args
+    loader = DataLoader()
+    action = load_action(name).ActionModule(task, connection=Connection(PlayContext(), None), play_context=PlayContext(),
+                                            loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
+    action._load_name = task.action
+    return action.run(task_vars={})
+
+
+def _fpga_provider(host, rec, used=0):
+    loaded = (rec.get("function") or {}).get("id")
+    traits = ["CUSTOM_OWNER_ACCELOPS"] + (["CUSTOM_FUNCTION_GZIP"] if loaded == OPAE_AFU else [])
+    name = "%s_%s" % (host, rec["address"])
+    return {"name": name, "uuid": "uuid-" + name, "generation": 3, "traits": traits,
+            "inventories": {"FPGA": {"total": 1, "reserved": 0}}, "usages": {"FPGA": used},
+            "allocations": {"c-1": {"resources": {"FPGA": used}}} if used else {}, "in_use": bool(used),
+            "drained": False}
+
+
+def _batch_inputs(settings, disc):
+    """accelerator_host_batch's inputs at each step for one host whose NIC gets VFs (the role's records)."""
+    card = {"address": NIC_PF, "function": "x710-vf", "kind": "vfs", "status": "todo", "in_use_by": [],
+            "reason": "named by address", "loaded": None, "module": "accelops.lifecycle.sriov_vfs"}
+    todo = {NIC_PF: {"failed": False, "changed": True, "refused_in_use": False, "msg": "", "steps": ["create 4 VFs"]}}
+    plan = {"changed": True, "cards": [card], "planned": todo, "problems": [], "drift": [], "discovery": disc,
+            "function_names": {}, "overrides": {NIC_PF: {"traits": ["CUSTOM_FUNCTION_X710_VF"]}}, "error": None}
+    applied = dict(plan, cards=[dict(card, status="ok")], changed=True, verify={NIC_PF: True}, kept_drained=[],
+                   applied={NIC_PF: {"failed": False, "applied": ["create 4 VFs"], "state": None}})
+    read = {"results": [{"providers": [{"name": "cn-h1_" + NIC_PF, "in_use": False, "usages": {}}]}]}
+    drain = {"changed": True, "by_host": {"cn-h1": {"summary": {"updated": 1}, "drained": []}}}
+    base = {"settings": {"h1": settings}, "plans": {"h1": plan}}
+    return [dict(base, step="plan"), dict(base, step="drain", placement_read=read),
+            dict(base, step="apply", placement_read=read, placement_drain=drain),
+            dict(base, step="report", placement_read=read, placement_drain=drain, applied={"h1": applied}),
+            dict(base, step="summary", placement_read=read, placement_drain=drain, applied={"h1": applied},
+                 placement_report={"changed": True, "results": []})]
+
+
+@pytest.fixture(scope="module")
+def action_inputs(sandbox, filter_inputs):
+    """Each controller action's baselines (task arguments the action accepts): the lab-all host's discovery, the
+    declaration, and records of the shapes the roles hand them."""
+    disc = filter_inputs["hostdev_xml"]["args"][0]
+    settings_args = {"host": "h1", "root": sandbox["tree"], "placement_host": "cn-h1", "functions": DECLARATION,
+                     "placement_endpoint": "http://127.0.0.1:1", "placement_token": SECRET}
+    settings = run_action("accelerator_host_settings", copy.deepcopy(settings_args))
+    assert not settings.get("failed"), settings
+    settings = dict((k, v) for k, v in settings.items() if k not in ("changed", "failed", "_ansible_no_log"))
+    fpga = [r for r in disc["accelerators"] if r["family"] == "fpga"][0]
+    hosts = {"h1": {"placement_host": "h1", "discovery": disc}, "h2": {"placement_host": "h2", "discovery": disc}}
+    providers = [_fpga_provider("h1", fpga, used=1), _fpga_provider("h2", fpga)]
+    pool_args = {"functions": POOL_FUNCTIONS, "hosts": hosts, "providers": providers,
+                 "pools": [{"function": "lz4", "hosts": ["h1", "h2"], "min_free": 1}]}
+    plan = run_action("pool_plan", copy.deepcopy(pool_args))
+    assert not plan.get("failed") and plan["plan"]["actions"], plan
+    plan = plan["plan"]
+    drain = {"providers": [{"name": "h2_" + fpga["address"], "uuid": "uuid-h2_" + fpga["address"],
+                            "card": "h2 " + fpga["address"], "action": "drained", "reason": None}]}
+    converge = {"h2": {"changed": [fpga["address"]], "failed": [], "error": None,
+                       "placement": {"undrained": [fpga["address"]], "kept_drained": []}}}
+    fleet = filter_inputs["fleet_report"]["args"][0]
+    return {
+        "resolve_functions": [{"discovery": disc, "functions": DECLARATION}],
+        "accelerator_host_settings": [settings_args],
+        "accelerator_host_batch": _batch_inputs(settings, disc),
+        "fleet_report": [fleet],
+        "pool_plan": [pool_args],
+        "pool_converge": [{"plan": plan, "functions": POOL_FUNCTIONS, "drain": drain}],
+        "pool_report": [{"plan": plan, "hosts": hosts, "providers": providers, "drain": drain, "converge": converge,
+                         "apply": True}],
+        "provision_plan": [{"profiles": [GZIP_PROFILE],
+                            "functions": {"gzip": {"bitstream": "/srv/gzip.gbs", "sha256": "ab" * 32,
+                                                   "function_id": OPAE_AFU}},
+                            "hosts": {"h1": {"accelerators": disc["accelerators"]}}, "providers": providers}],
+    }
+
+
+@pytest.mark.parametrize("name", action_names())
+def test_hostile_action_arguments(name, action_inputs, figures):
+    """One node of a controller action's task arguments replaced by a hostile value, dropped, or a hostile entry
+    added (an unknown option among them): the task returns or fails with a message naming the option, never an
+    exception, and a no_log value never comes back in the result."""
+    bases = action_inputs.get(name)
+    assert bases, "no baseline arguments for the new action %s: add them to action_inputs" % name
+    for base in bases:   # every baseline itself is accepted
+        out = run_action(name, copy.deepcopy(base))
+        assert not out.get("failed"), (name, base.get("step"), out.get("msg"))
+    stats = {"inputs": 0, "returned": 0, "failed_naming_option": 0, "failed_without_option": 0, "tracebacks": 0,
+             "secret_shown": 0}
+    problems = []
+
+    @settings(max_examples=ACTION_EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def check(data):
+        base = bases[data.draw(st.integers(0, len(bases) - 1), label="baseline")]
+        options = sorted(base)
+        option = data.draw(st.sampled_from(options + ["<unknown>"]), label="option")
+        args = copy.deepcopy(base)
+        if option == "<unknown>":
+            option = data.draw(st.from_regex(r"\A[a-z_]{1,12}\Z").filter(lambda k: k not in base), label="key")
+            args[option] = data.draw(ANY, label="value")
+            where = "added %s=%r" % (option, args[option])
+        elif data.draw(st.integers(0, 9), label="drop") == 0:
+            del args[option]
+            where = "dropped %s" % option
+        else:
+            args[option], where = mutate(data, args[option], data.draw(st.integers(0, 9), label="depth"))
+            where = "%s %s" % (option, where)
+        where = "%s (%s) %s" % (name, base.get("step", "-"), where[:300])
+        stats["inputs"] += 1
+        try:
+            out = run_action(name, args)
+        except Exception:  # pylint: disable=broad-except
+            stats["tracebacks"] += 1
+            problems.append("%s: traceback\n%s" % (where, traceback.format_exc()))
+            return
+        if SECRET in repr(out):
+            stats["secret_shown"] += 1
+            problems.append("%s: the no_log value came back in the result" % where)
+        if not out.get("failed"):
+            stats["returned"] += 1
+        elif option in str(out.get("msg")):
+            stats["failed_naming_option"] += 1
+        else:
+            stats["failed_without_option"] += 1
+            problems.append("%s: the failure does not name the option: %s" % (where, str(out.get("msg"))[:300]))
+    check()
+    figures.setdefault("hostile_action_inputs", {})[name] = stats
     assert not problems, "\n".join(problems[:10])
 
 

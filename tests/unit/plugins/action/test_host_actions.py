@@ -55,8 +55,18 @@ BAD_BATCH = [
     ({"step": "plan", "settings": {"h1": SETTINGS}, "plans": {"h1": "planned"}}, "plans.h1"),
     ({"step": "drain", "settings": {"h1": SETTINGS}, "placement_read": [1, 2]}, "placement_read"),
     ({"step": "summary", "settings": {"h1": SETTINGS}, "applied": {"h1": 3}}, "applied.h1"),
-    # a registered result of another shape (a variable of the same name set by something else): named by host
-    ({"step": "plan", "settings": {"h1": SETTINGS}, "plans": {"h1": dict(PLAN, cards=[1])}}, "h1: a recorded"),
+    # a registered result of another shape (a variable of the same name set by something else): named by the option
+    # and the path in it (found by the hostile-input sweep over the actions: named by host alone, or a TypeError's
+    # words from a name_prefix that was a list)
+    ({"step": "plan", "settings": {"h1": SETTINGS}, "plans": {"h1": dict(PLAN, cards=[1])}},
+     "plans.h1.cards[0]: expected a card (address, status, ...), got int"),
+    ({"step": "plan", "settings": {"h1": dict(SETTINGS, name_prefix=["a"])}, "plans": {"h1": PLAN}},
+     "settings.h1.name_prefix: expected a string or null, got list"),
+    ({"step": "drain", "settings": {"h1": SETTINGS}, "plans": {"h1": PLAN}, "placement_read": {"results": ["x"]}},
+     "placement_read.results[0]: expected a mapping, got str"),
+    ({"step": "drain", "settings": {"h1": SETTINGS}, "plans": {"h1": PLAN},
+      "placement_read": {"results": [{"providers": [{"name": 7}]}]}},
+     "placement_read.results[0].providers[0].name: expected a string, got int"),
 ]
 # every action run of this file, by name (run once for the file by the fixture)
 CASES = {

@@ -322,7 +322,7 @@ def test_the_report_says_before_after_and_the_shortfall():
     ([{"function": "zstd", "hosts": ["h1"], "min_free": 1}], "is not a function of function_pools_functions"),
     ([{"function": "gzip", "hosts": ["h1"], "min_free": 2, "max_free": 1}], "max_free: 1 is below min_free 2"),
     ([{"function": "gzip", "hosts": ["h1"], "min_free": -1}], "min_free: must be an integer >= 0"),
-    ([{"function": "gzip", "hosts": ["h9"], "min_free": 1}], "no discovery for host(s) h9"),
+    ([{"function": "gzip", "hosts": ["h9"], "min_free": 1}], "no discovery in hosts for host(s) h9"),
     ([{"function": "gzip", "hosts": ["h1"], "min_free": 1, "size": 3}], "unknown key(s) size"),
 ])
 def test_bad_pools_are_refused_naming_the_key(pools, msg):

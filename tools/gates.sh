@@ -76,7 +76,8 @@ gate_harness() {
 # The oldest ansible-core that meta/runtime.yml admits (.venv-oldest, `make venv-oldest`): the sanity tests whose
 # verdict depends on ansible-core (the plugins' documentation and argument specs, runtime metadata) on its
 # controller Python, the modules' unit tests, and the quick start as the converge smoke target (a simulated NIC must go from
-# 0 to 4 VFs, the rerun must change nothing). The rest of the gates run on the newest (.venv).
+# 0 to 4 VFs, the rerun must change nothing), and every role's defaults against its own argument spec (role_defaults:
+# 2.17 renders a template that gives null as ""). The rest of the gates run on the newest (.venv).
 gate_oldest() {
   local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest"
   [ -x "$ovenv/bin/ansible-test" ] || { echo "oldest: no $ovenv (make venv-oldest)"; return 1; }
@@ -98,7 +99,8 @@ gate_oldest() {
     # call the filter functions as Python, not through ansible-core's templating, so they give the same verdict on
     # every ansible-core; the quick start below runs the roles through 2.17. module_utils are plain Python too.
     ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/action/ || exit 1
-    HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart
+    HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart \
+      role_defaults
   )
 }
 

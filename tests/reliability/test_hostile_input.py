@@ -47,6 +47,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _module, _sysfs
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import action_class, run_action
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES_DIR = os.path.join(TOP, "plugins", "modules")
@@ -556,33 +557,12 @@ POOL_FUNCTIONS = [DECLARATION[0], {"name": "lz4", "match": {"family": "fpga"},
                                    "fpga": {"bitstream": "/srv/lz4.gbs", "sha256": "cd" * 32, "function_id": AFU_LZ4}}]
 
 
-def load_action(name):
-    return importlib.import_module("ansible_collections.accelops.lifecycle.plugins.action." + name)
-
-
 def action_names():
     """Every controller action (the nvidia_mig action only reads a file on the host and hands the module its
     mapping; the module is swept above)."""
     from ansible_collections.accelops.lifecycle.plugins.plugin_utils._action import ControllerAction  # pylint: disable=import-outside-toplevel
     return sorted(f[:-3] for f in os.listdir(ACTIONS_DIR) if f.endswith(".py") and not f.startswith("_")
-                  and issubclass(load_action(f[:-3]).ActionModule, ControllerAction))
-
-
-def run_action(name, args):
-    """The task's result, as the task executor runs a controller action (no connection is opened)."""
-    from ansible.parsing.dataloader import DataLoader  # pylint: disable=import-outside-toplevel
-    from ansible.playbook.play_context import PlayContext  # pylint: disable=import-outside-toplevel
-    from ansible.playbook.task import Task  # pylint: disable=import-outside-toplevel
-    from ansible.plugins.connection.local import Connection  # pylint: disable=import-outside-toplevel
-    from ansible.template import Templar  # pylint: disable=import-outside-toplevel
-    task = Task()
-    task.action = "accelops.lifecycle." + name
-    task.args = args
-    loader = DataLoader()
-    action = load_action(name).ActionModule(task, connection=Connection(PlayContext(), None), play_context=PlayContext(),
-                                            loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
-    action._load_name = task.action
-    return action.run(task_vars={})
+                  and issubclass(action_class(f[:-3]), ControllerAction))
 
 
 def _fpga_provider(host, rec, used=0):

@@ -2,32 +2,46 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Run a controller action plugin in-process, as the task executor does: a task with its arguments, a local
-connection (the actions never use it), ``run()``; the result is what a play would register."""
+"""Run a controller action plugin in-process, as the task executor does: a task with its arguments, the local
+connection the executor hands an action (never opened: these actions run on the controller), ``run()``; the result is
+what a play would register. The unit tests and the reliability suite's hostile-input sweep share it.
+
+(ansible-core's controller side, once imported, changes how module arguments decode in the process: ansible-test
+units runs each test in a fork of its own, so the module tests never see it; a plain pytest run of these tests
+together with tests/unit/plugins/modules does, as it does with the filter tests.)"""
 
 from __future__ import annotations
 
-import os
+import importlib
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.play_context import PlayContext
 from ansible.playbook.task import Task
-from ansible.plugins.loader import connection_loader
+from ansible.plugins.connection.local import Connection as LocalConnection
 from ansible.template import Templar
 
+PACKAGE = "ansible_collections.accelops.lifecycle.plugins.action."
 
-def run_action(action_class, args, check_mode=False):
-    """The result of running ``action_class`` with the task arguments ``args``."""
+
+def action_class(name):
+    """The ActionModule of the collection's action ``name``."""
+    return importlib.import_module(PACKAGE + name).ActionModule
+
+
+def run_action(action, args, check_mode=False):
+    """The result of running ``action`` (an ActionModule class, or the action's short name) with the task arguments
+    ``args``."""
+    if isinstance(action, str):
+        action = action_class(action)
     task = Task()
-    task.args = dict(args)
+    task.action = "accelops.lifecycle." + action.__module__.rsplit(".", 1)[-1]
+    task.args = args
     task.check_mode = check_mode
-    play_context = PlayContext()
     loader = DataLoader()
-    connection = connection_loader.get("local", play_context, os.devnull)
-    action = action_class(task, connection, play_context, loader, Templar(loader=loader), None)
-    # the plugin loader names a loaded plugin; ansible-core quotes the name in its "Unsupported parameters" message
-    action._load_name = action_class.__module__.rsplit(".", 1)[-1]
-    return action.run(task_vars={})
+    instance = action(task, connection=LocalConnection(PlayContext(), None), play_context=PlayContext(),
+                      loader=loader, templar=Templar(loader=loader), shared_loader_obj=None)
+    instance._load_name = task.action  # what ansible-core's plugin loader sets on the actions it loads
+    return instance.run(task_vars={})
 
 
 def refused_type(option, type_name, target=None, elements=False):

@@ -7,13 +7,10 @@ the filter returned under ``report``, wrong input failing the task with a messag
 
 from __future__ import annotations
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.playbook.play_context import PlayContext
-from ansible.playbook.task import Task
-from ansible.plugins.connection.local import Connection as LocalConnection
-from ansible.template import Templar
 from ansible_collections.accelops.lifecycle.plugins.action.fleet_report import ActionModule
 from ansible_collections.accelops.lifecycle.plugins.plugin_utils._fleet_report import build as fleet_report
+
+from ansible_collections.accelops.lifecycle.tests.unit.plugins.action.controller_run import run_action
 
 CARD = {"address": "0000:3b:00.0", "family": "fpga", "physfn": None, "function": None,
         "units": [{"kind": "device", "id": "0000:3b:00.0", "in_use": True,
@@ -24,16 +21,7 @@ PROVIDER = {"name": "cn1_accelops_0000:3b:00.0", "uuid": "u-1", "root_provider_u
 
 
 def run(args):
-    task = Task()
-    task.action = "accelops.lifecycle.fleet_report"
-    task.args = args
-    loader = DataLoader()
-    # the connection the task executor hands an action (never opened: this action runs on the controller)
-    connection = LocalConnection(PlayContext(), None)
-    action = ActionModule(task, connection=connection, play_context=PlayContext(), loader=loader,
-                          templar=Templar(loader=loader), shared_loader_obj=None)
-    action._load_name = task.action  # what ansible-core's plugin loader sets on the actions it loads
-    return action.run(task_vars={})
+    return run_action(ActionModule, args)
 
 
 def test_the_action_returns_the_filters_model():

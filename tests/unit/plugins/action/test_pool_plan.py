@@ -598,7 +598,7 @@ def test_check_mode_plans_converges_and_reports_the_same():
 @pytest.mark.parametrize("module, args, msg", [
     (pool_plan_action, {"pools": [], "hosts": {}, "providers": []}, r"^missing required arguments: functions$"),
     (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "min_free": 1},
-     r"^Unsupported parameters for \(pool_plan\) module: min_free\. Supported parameters include: "),
+     r"^Unsupported parameters for \(accelops\.lifecycle\.pool_plan\) module: min_free\. Supported parameters include: "),
     (pool_plan_action, {"functions": [], "pools": [], "hosts": {}, "providers": [], "margin": -1},
      r"^margin: must be an integer >= 0, got -1$"),
     (pool_plan_action, {"functions": [], "pools": "gzip", "hosts": {}, "providers": []},

@@ -143,7 +143,7 @@ def test_the_action_plans_the_same_in_check_mode(check_mode):
     # the argument spec: a missing option, an unknown one, a wrong type (each named)
     ({"profiles": [], "hosts": {}}, r"^missing required arguments: functions"),
     ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {}, "cloud": "x"},
-     r"^Unsupported parameters for \(provision_plan\) module: cloud\. Supported parameters include: "),
+     r"^Unsupported parameters for \(accelops\.lifecycle\.provision_plan\) module: cloud\. Supported parameters include: "),
     ({"profiles": [], "functions": ["gzip"], "hosts": {}}, r"^" + refused_type('functions', 'list')),
     ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": ["cn1"]}, r"^" + refused_type('hosts', 'list')),
     ({"profiles": ["gzip"], "functions": FPGA_FUNCTIONS, "hosts": {}},

@@ -33,7 +33,7 @@ def test_the_action_resolves_the_same_in_check_mode(check_mode):
 @pytest.mark.parametrize("args, msg", [
     ({"functions": DECLARATION}, r"^missing required arguments: discovery$"),
     ({"discovery": RECORDS, "functions": DECLARATION, "host": "h1"},
-     r"^Unsupported parameters for \(resolve_functions\) module: host\. Supported parameters include: "),
+     r"^Unsupported parameters for \(accelops\.lifecycle\.resolve_functions\) module: host\. Supported parameters include: "),
     ({"discovery": RECORDS, "functions": "vf"}, r"^" + refused_type('functions', 'str', elements=True)),
     # what the spec cannot say: the declaration's and the discovery's own checks, naming the entry and key
     ({"discovery": RECORDS, "functions": [{"name": "vf", "match": {"family": "nic"}, "vfs": {"count": -1}}]},

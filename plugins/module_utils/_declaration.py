@@ -259,10 +259,12 @@ def _cards(discovery):
         raise DeclarationError("discovery: expected the result of accelops.lifecycle.accelerator_info "
                                "(a mapping with 'accelerators') or its list of records")
     records = _cardstate.records(discovery)
-    # the address keys the records (a dict or list there is unhashable): a PCI address string is required
-    if records is None or not all(isinstance(r, dict) and isinstance(r.get("address"), str) for r in records):
+    # the address keys the records and a VF's physfn names its PF's (a dict or list there is unhashable): PCI address
+    # strings are required
+    if records is None or not all(isinstance(r, dict) and isinstance(r.get("address"), str)
+                                  and isinstance(r.get("physfn") or "", str) for r in records):
         raise DeclarationError("discovery: expected a list of accelerator_info records (mappings with 'address', "
-                               "a PCI address string)")
+                               "a PCI address string, and 'physfn', null or the PF's PCI address string)")
     return _cardstate.cards(records)
 
 

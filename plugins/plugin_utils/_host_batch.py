@@ -48,6 +48,10 @@ def _expect(value, kinds, where, form):
 
 def _check_settings(name, s):
     where = "settings.%s" % name
+    # the settings action always gives the host's Placement name: the batch names its providers after it
+    if not isinstance(s.get("placement_host"), str) or not s["placement_host"]:
+        raise ValueError("%s.placement_host: expected the host's name in Placement (a string), got %r"
+                         % (where, s.get("placement_host")))
     for key in SETTING_STRINGS:
         _expect(s.get(key), str, "%s.%s" % (where, key), "a string or null")
     for key in SETTING_BOOLS:

@@ -62,6 +62,8 @@ BAD_BATCH = [
      "plans.h1.cards[0]: expected a card (address, status, ...), got int"),
     ({"step": "plan", "settings": {"h1": dict(SETTINGS, name_prefix=["a"])}, "plans": {"h1": PLAN}},
      "settings.h1.name_prefix: expected a string or null, got list"),
+    ({"step": "plan", "settings": {"h1": dict((k, v) for k, v in SETTINGS.items() if k != "placement_host")},
+      "plans": {"h1": PLAN}}, "settings.h1.placement_host: expected the host's name in Placement (a string), got None"),
     ({"step": "drain", "settings": {"h1": SETTINGS}, "plans": {"h1": PLAN}, "placement_read": {"results": ["x"]}},
      "placement_read.results[0]: expected a mapping, got str"),
     ({"step": "drain", "settings": {"h1": SETTINGS}, "plans": {"h1": PLAN},

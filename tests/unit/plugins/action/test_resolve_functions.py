@@ -53,4 +53,4 @@ def test_a_record_address_that_is_not_a_string_is_refused(address):
     out = run_action(ActionModule, {"discovery": {"accelerators": records}, "functions": DECLARATION})
     assert out["failed"] is True and "exception" not in out
     assert re.match(r"discovery: expected a list of accelerator_info records \(mappings with 'address', a PCI "
-                    r"address string\)", out["msg"]), out["msg"]
+                    r"address string, and 'physfn', null or the PF's PCI address string\)", out["msg"]), out["msg"]

@@ -52,3 +52,14 @@ def test_filter_declaration_error():
 def test_filter_option_error():
     with pytest.raises(AnsibleFilterError, match=r"nova_device_config: cyborg_families: a list of families"):
         nova_device_config()([PF], DECL, cyborg_families=["tpu"])
+
+
+@pytest.mark.parametrize("physfn", [({}, None), ["0000:d8:00.0"], {"address": "0000:d8:00.0"}])
+def test_a_record_whose_physfn_is_not_an_address_is_refused(physfn):
+    """Found by the hostile-input sweep at 3x: a VF record's physfn of another shape reached a set of PF addresses
+    (TypeError: unhashable type)."""
+    vf = {"address": "0000:d8:02.0", "family": "nic", "vendor_id": "8086", "device_id": "154c", "physfn": physfn,
+          "units": [{"kind": "device", "in_use": False}]}
+    with pytest.raises(AnsibleFilterError, match=r"^nova_device_config: discovery: expected a list of accelerator_info "
+                                                 r"records .*'physfn', null or the PF's PCI address string"):
+        nova_device_config()([PF, vf], DECL)

@@ -146,6 +146,13 @@ def check_input(profiles, hosts, providers):
         _mapping(p, where, "a provider (a mapping with name, in_use, allocations), as placement_provider_info "
                            "returns it", optional=False)
         _expect(not p.get("name") or isinstance(p.get("name"), str), where + ".name", "a string", p.get("name"))
+        # what the one reading of a provider (_vocab.provider_use) takes: consumers by uuid, counts by class
+        allocations = _mapping(p.get("allocations"), where + ".allocations", "a mapping of consumer uuid to its allocation")
+        for consumer in allocations:
+            _expect(isinstance(consumer, str), "%s.allocations key %r" % (where, consumer), "a consumer uuid (a string)",
+                    consumer)
+        _mapping(p.get("usages"), where + ".usages", "a mapping of resource class to a count")
+        _mapping(p.get("inventories"), where + ".inventories", "a mapping of resource class to its inventory")
 
 
 def _refusal(host, rec, by_addr, providers):

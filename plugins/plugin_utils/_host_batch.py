@@ -41,8 +41,8 @@ SETTING_STRINGS = ("host", "root", "placement_host", "root_provider", "name_pref
 SETTING_BOOLS = ("plan_only", "placement", "safe_mode", "fail_on_drift")
 
 
-def _expect(value, kinds, where, form):
-    if value is not None and not isinstance(value, kinds):
+def _expect(value, kinds, where, form, nullable=True):
+    if (value is not None or not nullable) and not isinstance(value, kinds):
         raise ValueError("%s: expected %s, got %s" % (where, form, type(value).__name__))
 
 
@@ -59,7 +59,7 @@ def _check_settings(name, s):
     undrain = s.get("undrain")
     _expect(undrain, list, where + ".undrain", "a list of card addresses")
     for i, a in enumerate(undrain or []):
-        _expect(a, str, "%s.undrain[%d]" % (where, i), "a card address")
+        _expect(a, str, "%s.undrain[%d]" % (where, i), "a card address", nullable=False)
 
 
 def _check_converge_result(where, r):
@@ -69,7 +69,7 @@ def _check_converge_result(where, r):
     cards = r.get("cards")
     _expect(cards, list, where + ".cards", "a list of cards")
     for i, c in enumerate(cards or []):
-        _expect(c, Mapping, "%s.cards[%d]" % (where, i), "a card (address, status, ...)")
+        _expect(c, Mapping, "%s.cards[%d]" % (where, i), "a card (address, status, ...)", nullable=False)
         for key in ("address", "status"):
             if not isinstance(c.get(key), str):
                 raise ValueError("%s.cards[%d].%s: expected a string, got %s"
@@ -89,18 +89,19 @@ def _check_placement_results(read, check, drain, report):
         items = (value or {}).get(key)
         _expect(items, list, "%s.%s" % (option, key), "a list")
         for i, item in enumerate(items or []):
-            _expect(item, Mapping, "%s.%s[%d]" % (option, key, i), "a mapping")
+            _expect(item, Mapping, "%s.%s[%d]" % (option, key, i), "a mapping", nullable=False)
     for i, r in enumerate((read or {}).get("results") or []):
         providers = r.get("providers")
         _expect(providers, list, "placement_read.results[%d].providers" % i, "a list of providers")
         for j, p in enumerate(providers or []):
-            _expect(p, Mapping, "placement_read.results[%d].providers[%d]" % (i, j), "a provider (a mapping)")
+            _expect(p, Mapping, "placement_read.results[%d].providers[%d]" % (i, j), "a provider (a mapping)",
+                    nullable=False)
             _expect(p.get("name"), str, "placement_read.results[%d].providers[%d].name" % (i, j), "a string")
     for option, value in (("placement_drain", drain), ("placement_report", report)):
         by_host = (value or {}).get("by_host")
         _expect(by_host, Mapping, option + ".by_host", "a mapping of Placement host name to its result")
         for host, r in (by_host or {}).items():
-            _expect(r, Mapping, "%s.by_host.%s" % (option, host), "a mapping")
+            _expect(r, Mapping, "%s.by_host.%s" % (option, host), "a mapping", nullable=False)
 
 
 class Batch(object):

@@ -154,6 +154,13 @@ def test_the_action_plans_the_same_in_check_mode(check_mode):
     ({"profiles": [], "functions": {}, "hosts": {}}, r"^functions: expected a mapping of function name"),
     ({"profiles": [], "functions": FPGA_FUNCTIONS, "hosts": {"cn1": {"accelerators": "x"}}},
      r"^hosts\.cn1\.accelerators: expected a list of accelerator_info records"),
+    # found by the hostile-input sweep at 3x: a TypeError out of the provider's reading
+    ({"profiles": [GZIP_PROFILE], "functions": FPGA_FUNCTIONS, "hosts": ONE_HOST,
+      "providers": [{"name": "cn1_0000:5e:00.0", "allocations": [[1, 2], 3]}]},
+     r"^providers\[0\]\.allocations: expected a mapping of consumer uuid to its allocation or null"),
+    ({"profiles": [GZIP_PROFILE], "functions": FPGA_FUNCTIONS, "hosts": ONE_HOST,
+      "providers": [{"name": "cn1_0000:5e:00.0", "usages": [1]}]},
+     r"^providers\[0\]\.usages: expected a mapping of resource class to a count or null"),
 ])
 def test_bad_arguments_fail_naming_the_option(args, msg):
     out = run_action(ActionModule, args)

@@ -36,14 +36,30 @@ gates=${GATES:-"sanity lint changelog docs units simulator harness integration r
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
+# Runs gate_NAME in a subshell and writes to FILE the CPU seconds (user + system) of every process the gate waited
+# for: with the wall time it says whether the gate kept a core busy. The services a gate starts in the background
+# (Placement, Cyborg, ... detach from it) are not counted.
+cpu_of_gate() {  # NAME FILE
+  (
+    rc=0
+    "gate_$1" || rc=$?
+    # `times` itself, not in a pipeline: a pipeline's subshell has no children of its own
+    times >"$2.times"
+    awk 'function s(v) { split(v, a, "m"); return a[1] * 60 + a[2] }
+      { u += s($1); y += s($2) } END { printf "%.0f s CPU (%.0f user, %.0f sys)\n", u + y, u, y }' "$2.times" >"$2"
+    exit "$rc"
+  )
+}
+
 run_gate() {
-  local name=$1; shift
-  local start=$SECONDS
-  echo "=== gate $name: $*"
-  if "$@"; then
-    passed=$((passed + 1)); echo "=== gate $name: PASSED ($((SECONDS - start)) s)"
+  local name=$1 start=$SECONDS cpu=""
+  echo "=== gate $name: gate_$name"
+  if cpu_of_gate "$name" "$run_dir/cpu-$name"; then
+    read -r cpu <"$run_dir/cpu-$name"
+    passed=$((passed + 1)); echo "=== gate $name: PASSED ($((SECONDS - start)) s, $cpu)"
   else
-    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($((SECONDS - start)) s)"
+    read -r cpu <"$run_dir/cpu-$name"
+    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($((SECONDS - start)) s, $cpu)"
   fi
 }
 
@@ -216,19 +232,20 @@ lane_dir="$run_dir/lanes"
 
 run_gate_quietly() {  # NAME: the gate's output to its log, its status and seconds to NAME.status
   local name=$1 start=$SECONDS rc=0
-  "gate_$name" >"$lane_dir/$name.log" 2>&1 || rc=$?
+  cpu_of_gate "$name" "$lane_dir/$name.cpu" >"$lane_dir/$name.log" 2>&1 || rc=$?
   echo "$rc $((SECONDS - start))" >"$lane_dir/$name.status"
 }
 
 report_quiet_gate() {  # NAME: what run_gate prints, from the lane's files
-  local name=$1 rc=1 took=0
+  local name=$1 rc=1 took=0 cpu="CPU not known"
   echo "=== gate $name: gate_$name"
   cat "$lane_dir/$name.log" 2>/dev/null
   [ -f "$lane_dir/$name.status" ] && read -r rc took <"$lane_dir/$name.status"
+  [ -f "$lane_dir/$name.cpu" ] && read -r cpu <"$lane_dir/$name.cpu"
   if [ "$rc" -eq 0 ]; then
-    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took s)"
+    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took s, $cpu)"
   else
-    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took s)"
+    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took s, $cpu)"
   fi
 }
 

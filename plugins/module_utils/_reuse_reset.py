@@ -62,14 +62,14 @@ def plan_reset(host):
         if addr not in addresses:
             addresses.append(addr)
     out.update(reset=[], kept=[], devices=[])
+    try:  # before anything is read: a declaration that does not validate fails the run naming the option
+        functions = _declaration.validate(p["functions"], where="functions")
+    except _declaration.DeclarationError as e:
+        raise Refusal(str(e))
     disc = discover(sysfs, root=p["root"], libvirt_run_dir=p["libvirt_run_dir"])
     by_addr = dict((r["address"], r) for r in disc["accelerators"])
     assigned = {}
-    if p["functions"]:
-        try:
-            functions = _declaration.validate(p["functions"], where="functions")
-        except _declaration.DeclarationError as e:
-            raise Refusal(str(e))
+    if functions:
         for a in _declaration.resolve(functions, disc, validated=True)["assignments"]:
             assigned[a["address"]] = a
     plan = Plan()

@@ -37,7 +37,7 @@ def _failure(result):
 
 
 # The settings a host's record carries (the accelerator_host_settings action's result), by the form each must have.
-SETTING_STRINGS = ("host", "root", "placement_host", "root_provider", "name_prefix", "refusal")
+SETTING_STRINGS = ("host", "root", "root_provider", "name_prefix", "refusal")  # placement_host: required, below
 SETTING_BOOLS = ("plan_only", "placement", "safe_mode", "fail_on_drift")
 
 

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium openssh-client rabbitmq-server openjdk-17-jre-headless
 PYTHON ?= $(shell tools/find-python.sh)
 
-.PHONY: all quickstart demo test dist setup deps venv venv-oldest services-venv stage clean
+.PHONY: all quickstart demo test dist setup deps venv venv-oldest venv-modules services-venv stage clean
 all: test
 
 ## Debian packages (skipped when all are present; needs root when something is missing).
@@ -44,12 +44,26 @@ $(OLDEST_VENV)/.stamp: requirements.txt tests/requirements-oldest.txt tests/cons
 	touch $@
 venv-oldest: $(OLDEST_VENV)/.stamp
 
+## The modules' own virtualenv: the Python the integration targets run the modules on (the target side of
+## ansible-test), built on the platform's Python 3 as a real host's module runs are; the collection's own
+## requirements only (openstacksdk for the modules that talk to the services). docs/development.md, "Interpreters".
+MODULES_VENV := .venv-modules
+MODULES_PYTHON ?= $(shell tools/find-module-python.sh)
+$(MODULES_VENV)/.stamp: requirements.txt tests/constraints.txt
+	@test -n "$(MODULES_PYTHON)" || { echo "no Python >= 3.9 found for the modules"; exit 1; }
+	@echo "creating $(MODULES_VENV) with $(MODULES_PYTHON)"
+	rm -rf $(MODULES_VENV)
+	$(MODULES_PYTHON) -m venv $(MODULES_VENV)
+	$(MODULES_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt -c tests/constraints.txt
+	touch $@
+venv-modules: $(MODULES_VENV)/.stamp
+
 ## The services' own virtualenv (real Placement and friends for the integration tests), kept apart from the
 ## controller's so their pins cannot clash with ansible-core's.
 services-venv:
 	@if [ -x tests/harness/setup-venv.sh ]; then tests/harness/setup-venv.sh; fi
 
-setup: deps venv venv-oldest services-venv
+setup: deps venv venv-oldest venv-modules services-venv
 
 ## Stage the collection where ansible-playbook, ansible-doc and ansible-test find it.
 stage:
@@ -79,4 +93,4 @@ dist: venv
 	  mkdir -p dist; $(CURDIR)/$(VENV)/bin/ansible-galaxy collection build "$$stage" --output-path dist --force
 
 clean:
-	rm -rf .build $(VENV) $(OLDEST_VENV) .venv-services .venv-cyborg .venv-ironic .venv-nova tests/output
+	rm -rf .build $(VENV) $(OLDEST_VENV) $(MODULES_VENV) .venv-services .venv-cyborg .venv-ironic .venv-nova tests/output

@@ -22,6 +22,11 @@ for v in 3.9 3.10 3.11 3.12 3.13; do
 done
 ctl_py=$("$venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 ln -sf "$venv/bin/python" ".build/pybin/python$ctl_py"
+# The integration targets run their modules on the modules' virtualenv (`make venv-modules`: the platform's Python,
+# as on a real host), the controller on .venv; without it, on the controller's Python.
+mod_python="$venv/bin/python"
+[ -x "$top/.venv-modules/bin/python" ] && mod_python="$top/.venv-modules/bin/python"
+mod_py=$("$mod_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 
 # What ansible-test keeps in the home directory (its pip bootstrap stand-in, its SSH key pair) is made before any
 # ansible-test command, once: a first run on a fresh machine must not depend on which job gets there first.
@@ -101,9 +106,13 @@ gate_harness() {
 # 0 to 4 VFs, the rerun must change nothing), and every role's defaults against its own argument spec (role_defaults:
 # 2.17 renders a template that gives null as ""). The rest of the gates run on the newest (.venv).
 gate_oldest() {
-  local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest"
+  local ovenv="$top/.venv-oldest" opy ocoll="$run_dir/collections-oldest" obin="$run_dir/pybin-oldest" otarget
   [ -x "$ovenv/bin/ansible-test" ] || { echo "oldest: no $ovenv (make venv-oldest)"; return 1; }
   opy=$("$ovenv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  # the modules on the modules' virtualenv as in the integration gate; without it, on this gate's own Python (the
+  # newest controller Python may be newer than ansible-core 2.17 runs modules on)
+  otarget="$mod_py@$mod_python"
+  [ "$mod_python" = "$venv/bin/python" ] && otarget="$opy@$ovenv/bin/python"
   # its own interpreter link (not .build/pybin's, which the newest's sanity uses) and its own staged tree
   mkdir -p "$obin"; ln -sf "$ovenv/bin/python" "$obin/python$opy"
   ocoll=$(tools/stage.sh "$ocoll/c")
@@ -121,8 +130,8 @@ gate_oldest() {
     # call the filter functions as Python, not through ansible-core's templating, so they give the same verdict on
     # every ansible-core; the quick start below runs the roles through 2.17. module_utils are plain Python too.
     ansible-test units --color no --python "$opy" tests/unit/plugins/modules/ tests/unit/plugins/action/ || exit 1
-    HOME=$run_dir/home-oldest ansible-test integration --color no --python "$opy" --allow-destructive quickstart \
-      role_defaults
+    HOME=$run_dir/home-oldest ansible-test integration --color no --controller "origin:python=$opy" \
+      --target "controller:python=$otarget" --allow-destructive quickstart role_defaults
   )
 }
 
@@ -136,7 +145,11 @@ gate_reliability() {
 # a target that starts its own, the quick start).
 write_integration_config() {  # COLL
   { echo "---"; echo "accelops_simulator_path: $1/tests/simulator"
-    echo "accelops_services_venv: ${ACCELOPS_SERVICES_VENV:-$top/.venv-services}"; } >"$1/tests/integration/integration_config.yml"
+    echo "accelops_services_venv: ${ACCELOPS_SERVICES_VENV:-$top/.venv-services}"
+    # every module of a target on the modules' virtualenv, the controller-context targets' too (an extra var, above
+    # ansible-test's inventory), and the Python the simulated hosts of a nested run give theirs
+    echo "ansible_python_interpreter: $mod_python"
+    echo "accelops_host_python: $mod_python"; } >"$1/tests/integration/integration_config.yml"
 }
 
 # Real services (Placement, ...) for the integration targets: started once per job, their endpoints handed to
@@ -172,8 +185,8 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
   if ! start_services "$jcoll" "$sdir"; then
     stop_services "$sdir"; echo "integration: the services did not start (logs: $sdir)" >"$out"; return 1
   fi
-  (cd "$jcoll" && HOME=$int_home ansible-test integration --color no --python "$ctl_py" --allow-destructive \
-    --continue-on-error "$@") 2>&1 |
+  (cd "$jcoll" && HOME=$int_home ansible-test integration --color no --controller "origin:python=$ctl_py" \
+    --target "controller:python=$mod_py@$mod_python" --allow-destructive --continue-on-error "$@") 2>&1 |
     time_targets >"$out"
   rc=${PIPESTATUS[0]}
   stop_services "$sdir"

@@ -24,7 +24,10 @@ PYTHONPATH="$SIM" "$PY" -m accelsim tree gpu-mdev "$W/labs/cn-t4"
 PYTHONPATH="$SIM" "$PY" -m accelsim tree lab-all "$W/labs/cn-all"
 PYTHONPATH="$SIM" "$PY" ../nova_compute_config/files/program_lab.py "$W/labs/cn-all" 4 4
 
-"$PY" files/make_envs.py "$W" "$COLL" "$PY"
+# the hosts' modules on the hosts' Python where the gates name one (integration_config.yml), else the controller's
+HOST_PY="$("$PY" -c 'import yaml, sys; print(yaml.safe_load(open(sys.argv[1])).get("accelops_host_python") or sys.argv[2])' \
+  ../../integration_config.yml "$PY")"
+"$PY" files/make_envs.py "$W" "$COLL" "$HOST_PY"
 
 run_kayobe_hooks() {
   # Kayobe: hooks/<command>/pre.d/*.yml, sorted by sequence number, symlinks resolved, run with the inventory

@@ -1,6 +1,5 @@
 """Command line: ``python -m accelsim tree|mount|umount|serve|generate|tool|labs ...``."""
 
-import argparse
 import os
 import sys
 
@@ -9,6 +8,8 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "tool":
         return _tool(argv[1:])
+    # not on the tool fakes' path, which is a process per tool run
+    import argparse  # pylint: disable=import-outside-toplevel
     p = argparse.ArgumentParser(prog="python -m accelsim", description="Simulated accelerator hosts for tests")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("tree", help="render a lab as a plain directory tree (host root)")

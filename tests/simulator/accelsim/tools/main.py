@@ -1,21 +1,27 @@
 """Entry point of the tool fakes: parse the real tool's command line and act on the simulated host."""
 
+import importlib
 import json
 import os
 import sys
 
 from ..faults import Faults, act_out
 from ..store import find_store
-from . import fpgaconf, ip, mdevctl, nvidia_smi, sriov_manage, xbmgmt
 
+# Each tool run is a process of its own: only the fake that runs is imported (the module of each tool name).
 TOOLS = {
-    "fpgaconf": fpgaconf.main,
-    "ip": ip.main,
-    "mdevctl": mdevctl.main,
-    "nvidia-smi": nvidia_smi.main,
-    "sriov-manage": sriov_manage.main,
-    "xbmgmt": xbmgmt.main,
+    "fpgaconf": "fpgaconf",
+    "ip": "ip",
+    "mdevctl": "mdevctl",
+    "nvidia-smi": "nvidia_smi",
+    "sriov-manage": "sriov_manage",
+    "xbmgmt": "xbmgmt",
 }
+
+
+def tool_main(name):
+    """The main(store, args) of the fake of tool ``name`` (a key of TOOLS)."""
+    return importlib.import_module("." + TOOLS[name], __package__).main
 
 
 def main(name, args, root=None, state_dir=None):
@@ -41,7 +47,7 @@ def main(name, args, root=None, state_dir=None):
             return rc
     before = _snapshot(store)
     try:
-        rc = TOOLS[name](store, list(args))
+        rc = tool_main(name)(store, list(args))
     except SystemExit as e:  # argparse errors and --help
         rc = e.code if isinstance(e.code, int) else 2
     if _snapshot(store) != before:  # a mutating call: logged, so tests can count changes made through tools

@@ -10,6 +10,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 venv="$top/.venv"
 export PATH="$top/.build/pybin:$venv/bin:$PATH"
+# Bytecode is written (an environment may say otherwise): the simulator's tool fakes start a Python process for
+# every tool run, and each compiled its sources on every start (about half of a run's CPU); the gates start
+# thousands. It goes to __pycache__ beside the sources: the staged trees (removed at exit) and, for the gates that
+# run from the checkout, its tests/ (ignored by git, never staged).
+unset PYTHONDONTWRITEBYTECODE
 # ansible-test strips most environment variables and calls interpreters by name: a directory of links to
 # the real interpreters (not pyenv shims) goes first on PATH.
 mkdir -p .build/pybin
@@ -44,17 +49,20 @@ log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 # Runs gate_NAME in a subshell and writes to FILE the CPU seconds (user + system) of every process the gate waited
 # for: with the wall time it says whether the gate kept a core busy. The services a gate starts in the background
 # (Placement, Cyborg, ... detach from it) are not counted.
-cpu_of_gate() {  # NAME FILE
+cpu_of_gate() {  # NAME FILE [ARG ...]: gate_NAME ARG ...
   (
     rc=0
-    "gate_$1" || rc=$?
+    "gate_$1" "${@:3}" || rc=$?
     # `times` itself, not in a pipeline: a pipeline's subshell has no children of its own
     times >"$2.times"
     awk 'function s(v) { split(v, a, "m"); return a[1] * 60 + a[2] }
-      { u += s($1); y += s($2) } END { printf "%.0f s CPU (%.0f user, %.0f sys)\n", u + y, u, y }' "$2.times" >"$2"
+      { u += s($1); y += s($2) } END { printf "%.0f %.0f\n", u, y }' "$2.times" >"$2.raw"
+    cpu_words <"$2.raw" >"$2"
     exit "$rc"
   )
 }
+
+cpu_words() { awk '{ u += $1; y += $2 } END { printf "%.0f s CPU (%.0f user, %.0f sys)\n", u + y, u, y }'; }
 
 run_gate() {
   local name=$1 start=$SECONDS cpu=""
@@ -199,75 +207,100 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
 }
 
 # The targets are split into groups by their `shippable/posix/groupN` alias; each group runs as a job of its own
-# (own staged tree, own Placement/Cyborg/Ironic), INTEGRATION_JOBS (default 2) at a time: most of a target's
-# time is one ansible-playbook process on one core. With TARGETS set (development), one job runs those.
+# (own staged tree, own Placement/Cyborg/Ironic). Run alone (GATES=integration, GATE_LANES=1), the gate runs
+# INTEGRATION_JOBS (default 2) groups at a time; beside the other gates, each group runs in a lane of its own after
+# that lane's gates (below). With TARGETS set (development), one job runs those.
 # Every job runs ansible-test with one new, empty home directory (int_home), prepared the way the gates prepare
-# the user's: each run starts the jobs the way a new user's first run does, so that first-run state (the key
-# pair two jobs would both make) cannot hide behind what an earlier run left in the real home.
-gate_integration() {
-  local out_dir="$run_dir/integration" rc=0 jobs=${INTEGRATION_JOBS:-2} groups="" g pids="" i=0 jcoll without a
-  mkdir -p "$out_dir"
-  int_home="$run_dir/home"
-  rm -rf "$int_home"; mkdir -p "$int_home"
-  HOME=$int_home tools/ansible-test-home.sh "$venv/bin/python" || return 1
-  if [ -n "${TARGETS:-}" ] || [ "$jobs" -le 1 ]; then
-    # shellcheck disable=SC2086  # TARGETS is a list of words
-    integration_job "$coll" "$run_dir/services" "$out_dir/all.log" ${TARGETS:-} || rc=1
-    groups=all
-  else
-    groups=$(sed -n 's#^shippable/posix/\(group[0-9]*\)$#\1#p' tests/integration/targets/*/aliases | sort -u)
-    for g in $groups; do
-      jcoll=$coll
-      [ "$i" -gt 0 ] && jcoll=$(tools/stage.sh "$run_dir/collections-$g")
-      # the message bus only for a group with a target that says it needs one (alias accelops/service/rabbitmq)
-      without=rabbitmq
-      for a in tests/integration/targets/*/aliases; do
-        grep -qx "shippable/posix/$g" "$a" && grep -qx 'accelops/service/rabbitmq' "$a" && without=""
-      done
-      HARNESS_WITHOUT=$without integration_job "$jcoll" "$run_dir/services-$g" "$out_dir/$g.log" "shippable/posix/$g/" &
-      pids="$pids $!"; i=$((i + 1))
-      if [ "$i" -ge "$jobs" ]; then
-        for p in $pids; do wait "$p" || rc=1; done
-        pids=""; i=0
-      fi
-    done
-    for p in $pids; do wait "$p" || rc=1; done
-  fi
-  for g in $groups; do
-    echo "--- integration $g"
-    cat "$out_dir/$g.log"
-    if grep -q "All targets skipped" "$out_dir/$g.log"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
-    if ! grep -Eq "Running .* integration test (role|script)" "$out_dir/$g.log"; then echo "integration: no target ran"; rc=1; fi
+# the user's, once before any job: each run starts the jobs the way a new user's first run does, so that first-run
+# state (the key pair two jobs would both make) cannot hide behind what an earlier run left in the real home.
+int_out="$run_dir/integration"
+int_home="$run_dir/home"
+prepare_integration() {
+  rm -rf "$int_out" "$int_home"; mkdir -p "$int_out" "$int_home"
+  HOME=$int_home tools/ansible-test-home.sh "$venv/bin/python"
+}
+integration_groups() { sed -n 's#^shippable/posix/\(group[0-9]*\)$#\1#p' tests/integration/targets/*/aliases | sort -u; }
+
+# One group: its job, then its log with the checks that a run tested something.
+gate_integration_group() {  # GROUP
+  local g=$1 jcoll without=rabbitmq a rc=0
+  jcoll=$(tools/stage.sh "$run_dir/collections-$g") || return 1
+  # the message bus only for a group with a target that says it needs one (alias accelops/service/rabbitmq)
+  for a in tests/integration/targets/*/aliases; do
+    grep -qx "shippable/posix/$g" "$a" && grep -qx 'accelops/service/rabbitmq' "$a" && without=""
   done
+  HARNESS_WITHOUT=$without integration_job "$jcoll" "$run_dir/services-$g" "$int_out/$g.log" "shippable/posix/$g/" || rc=1
+  check_integration_log "$g" || rc=1
+  return "$rc"
+}
+check_integration_log() {  # GROUP
+  local log="$int_out/$1.log" rc=0
+  echo "--- integration $1"
+  cat "$log"
+  if grep -q "All targets skipped" "$log"; then echo "integration: every target was skipped: that tests nothing"; rc=1; fi
+  if ! grep -Eq "Running .* integration test (role|script)" "$log"; then echo "integration: no target ran"; rc=1; fi
   return "$rc"
 }
 
-# The gates before integration run side by side, in three lanes: reliability (about 6 min of wall but only about 4
-# of CPU: Nova boots, restarts of services, stalled requests) and then oldest (about 2.5 min, one process) in one;
-# sanity, lint, changelog, docs and simulator (about 6 min from a fresh clone, where sanity builds its virtualenvs) in
-# another; units (two pytest workers, about 5 min beside the others) and then harness (about 2.5 min, waiting on
-# services for half of it) in the third, which fills what the two others leave idle. (A fresh clone at b9b8a62, with
-# harness in the second lane: 676 s, 545 s and 295 s.)
+gate_integration() {
+  local rc=0 jobs=${INTEGRATION_JOBS:-2} g pids="" i=0
+  prepare_integration || return 1
+  if [ -n "${TARGETS:-}" ] || [ "$jobs" -le 1 ]; then
+    # shellcheck disable=SC2086  # TARGETS is a list of words
+    integration_job "$coll" "$run_dir/services" "$int_out/all.log" ${TARGETS:-} || rc=1
+    check_integration_log all || rc=1
+    return "$rc"
+  fi
+  for g in $(integration_groups); do
+    gate_integration_group "$g" >"$int_out/$g.out" 2>&1 &
+    pids="$pids $!"; i=$((i + 1))
+    if [ "$i" -ge "$jobs" ]; then
+      for p in $pids; do wait "$p" || rc=1; done
+      pids=""; i=0
+    fi
+  done
+  for p in $pids; do wait "$p" || rc=1; done
+  for g in $(integration_groups); do cat "$int_out/$g.out"; done
+  return "$rc"
+}
+
+# The gates run side by side, in three lanes, integration's groups among them: reliability (Nova boots, restarts of
+# services, stalled requests: it waits for a good part of its wall time), oldest and harness in one; sanity, lint,
+# changelog, docs and simulator, then integration's first group in another; units (two pytest workers), then
+# integration's second group in the third. Each lane ends with about the same CPU time, so the two cores stay busy to
+# the end, where integration after the other gates ran its two groups alone with a core idle for about a quarter of
+# its wall time. The reliability lane runs at normal priority (its timing bounds assume a core when it needs one);
+# the other two at nice 10 until their integration group starts, which runs at normal priority too (its waits on
+# the services have bounds as well).
 # A lane's gates write their output to a log that is printed, in gate order, once every lane is done.
 # GATE_LANES=1 runs every gate in turn with its output as it comes.
 lane_dir="$run_dir/lanes"
 
-run_gate_quietly() {  # NAME: the gate's output to its log, its status and seconds to NAME.status
-  local name=$1 start=$SECONDS rc=0
-  cpu_of_gate "$name" "$lane_dir/$name.cpu" >"$lane_dir/$name.log" 2>&1 || rc=$?
-  echo "$rc $((SECONDS - start))" >"$lane_dir/$name.status"
+run_gate_quietly() {  # NAME [ARG]: gate_NAME [ARG]'s output to the log of KEY (NAME, or NAME-ARG), status and seconds
+  local name=$1 key=$1${2:+-$2} start=$SECONDS rc=0
+  cpu_of_gate "$name" "$lane_dir/$key.cpu" ${2:+"$2"} >"$lane_dir/$key.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start))" >"$lane_dir/$key.status"
 }
 
-report_quiet_gate() {  # NAME: what run_gate prints, from the lane's files
-  local name=$1 rc=1 took=0 cpu="CPU not known"
+report_quiet_gate() {  # NAME [KEY ...]: what run_gate prints for gate NAME, from the lane files of its parts' KEYs
+  # (default: NAME): failed when a part failed; the seconds of each part, the CPU seconds of all
+  local name=$1 rc=0 took="" k r t
+  shift
+  [ $# -gt 0 ] || set -- "$name"
   echo "=== gate $name: gate_$name"
-  cat "$lane_dir/$name.log" 2>/dev/null
-  [ -f "$lane_dir/$name.status" ] && read -r rc took <"$lane_dir/$name.status"
-  [ -f "$lane_dir/$name.cpu" ] && read -r cpu <"$lane_dir/$name.cpu"
+  for k in "$@"; do
+    cat "$lane_dir/$k.log" 2>/dev/null
+    r=1; t=0
+    [ -f "$lane_dir/$k.status" ] && read -r r t <"$lane_dir/$k.status"
+    [ "$r" -eq 0 ] || rc=1
+    took="$took${took:+ + }$t s"
+  done
+  local cpu
+  cpu=$(for k in "$@"; do cat "$lane_dir/$k.cpu.raw" 2>/dev/null; done | cpu_words)
   if [ "$rc" -eq 0 ]; then
-    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took s, $cpu)"
+    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took, $cpu)"
   else
-    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took s, $cpu)"
+    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took, $cpu)"
   fi
 }
 
@@ -275,8 +308,8 @@ lane_a=""; lane_b=""; lane_c=""; rest=""
 for g in $gates; do
   case $g in
     sanity | lint | changelog | docs | simulator) lane_a="$lane_a $g" ;;
-    reliability | oldest) lane_b="$lane_b $g" ;;
-    units | harness) lane_c="$lane_c $g" ;;
+    reliability | oldest | harness) lane_b="$lane_b $g" ;;
+    units) lane_c="$lane_c $g" ;;
     *) rest="$rest $g" ;;
   esac
 done
@@ -284,17 +317,36 @@ lanes=0
 for l in "$lane_a" "$lane_b" "$lane_c"; do [ -n "$l" ] && lanes=$((lanes + 1)); done
 if [ "${GATE_LANES:-3}" -gt 1 ] && [ "$lanes" -gt 1 ]; then
   mkdir -p "$lane_dir"
+  int_parts=""
+  case " $rest " in
+    *" integration "*)
+      if [ -z "${TARGETS:-}" ] && prepare_integration; then
+        # integration's groups go to the lanes in turn: the first after sanity's lane, the second after units', ...
+        i=0
+        for grp in $(integration_groups); do
+          case $((i % 3)) in
+            0) lane_a="$lane_a integration_group:$grp" ;;
+            1) lane_c="$lane_c integration_group:$grp" ;;
+            *) lane_b="$lane_b integration_group:$grp" ;;
+          esac
+          int_parts="$int_parts integration_group-$grp"; i=$((i + 1))
+        done
+        rest=$(for g in $rest; do [ "$g" = integration ] || printf '%s ' "$g"; done)
+      fi ;;
+  esac
   echo "=== gates$lane_a |$lane_b |$lane_c: side by side (their output follows when all are done)"
   lane_pids=""
   for l in "$lane_a" "$lane_b" "$lane_c"; do
     [ -n "$l" ] || continue
-    # The reliability lane is the longest and waits on its services and stalls: it gets a core whenever it can use
-    # one (given the same share as the two others, it took 775 s instead of 463 s); the other lanes take what it
-    # leaves, at a lower priority (nice 10).
     # shellcheck disable=SC2086  # l is a list of gate names
     (
       [ "$l" = "$lane_b" ] || renice -n 10 -p "$BASHPID" >/dev/null
-      for g in $l; do run_gate_quietly "$g"; done
+      for g in $l; do
+        case $g in
+          *:*) renice -n 0 -p "$BASHPID" >/dev/null 2>&1; run_gate_quietly "${g%%:*}" "${g#*:}" ;;
+          *) run_gate_quietly "$g" ;;
+        esac
+      done
     ) &
     lane_pids="$lane_pids $!"
   done
@@ -302,6 +354,8 @@ if [ "${GATE_LANES:-3}" -gt 1 ] && [ "$lanes" -gt 1 ]; then
   wait $lane_pids
   for g in $gates; do
     case " $lane_a $lane_b $lane_c " in *" $g "*) report_quiet_gate "$g" ;; esac
+    # shellcheck disable=SC2086  # a list of lane keys
+    [ "$g" = integration ] && [ -n "$int_parts" ] && report_quiet_gate integration $int_parts
   done
   gates=$rest
 fi

@@ -264,14 +264,13 @@ gate_integration() {
   return "$rc"
 }
 
-# The gates run side by side, in three lanes, integration's groups among them: integration's first group, then sanity,
-# lint, changelog, docs and simulator in one; integration's second group, then units (two pytest workers), in another;
-# harness, reliability (Nova boots, restarts of services, stalled requests: it waits for a good part of its wall time)
-# and oldest in the third. The two integration groups are the longest gates and start first; each lane carries about
-# the same CPU time, so the two cores stay busy to the end. (Integration after the other gates ran its two groups
-# alone with a core idle for about a quarter of its wall time: 15 min 39 s warm; its groups after the short gates of
-# their lanes started too late: 16 min 28 s.) Integration and the reliability lane run at normal priority (both have
-# waits with bounds), the short gates after integration at nice 10.
+# The gates run side by side, in lanes: each of integration's groups (the longest gates) in a lane of its own;
+# reliability (Nova boots, restarts of services, stalled requests: it waits for a good part of its wall time) and
+# oldest in another; sanity, lint, changelog, docs, simulator, harness and units in the last, at nice 10: it takes the
+# time the others leave, and units' two workers both cores at the end. Integration and reliability have waits with
+# bounds and run at normal priority. (Integration after the other gates ran its two groups alone with a core idle for
+# about a quarter of its wall time: 15 min 39 s warm; its groups after the short gates of their lanes started too
+# late: 16 min 28 s; first in their lanes, with a fresh home, sanity's virtualenv builds after them came last.)
 # A lane's gates write their output to a log that is printed, in gate order, once every lane is done.
 # GATE_LANES=1 runs every gate in turn with its output as it comes.
 lane_dir="$run_dir/lanes"
@@ -304,47 +303,41 @@ report_quiet_gate() {  # NAME [KEY ...]: what run_gate prints for gate NAME, fro
   fi
 }
 
-lane_a=""; lane_b=""; lane_c=""; rest=""
+# lanes[i]: the gates of lane i in order; lane_nice[i]: the priority of its gates that are not integration's
+lanes=(); lane_nice=(); short=""; long=""; rest=""
 for g in $gates; do
   case $g in
-    sanity | lint | changelog | docs | simulator) lane_a="$lane_a $g" ;;
-    reliability | oldest | harness) lane_b="$lane_b $g" ;;
-    units) lane_c="$lane_c $g" ;;
+    sanity | lint | changelog | docs | simulator | harness | units) short="$short $g" ;;
+    reliability | oldest) long="$long $g" ;;
     *) rest="$rest $g" ;;
   esac
 done
-lanes=0
-for l in "$lane_a" "$lane_b" "$lane_c"; do [ -n "$l" ] && lanes=$((lanes + 1)); done
-if [ "${GATE_LANES:-3}" -gt 1 ] && [ "$lanes" -gt 1 ]; then
+[ -n "$long" ] && { lanes+=("$long"); lane_nice+=(0); }
+[ -n "$short" ] && { lanes+=("$short"); lane_nice+=(10); }
+if [ "${GATE_LANES:-4}" -gt 1 ] && [ "${#lanes[@]}" -gt 1 ]; then
   mkdir -p "$lane_dir"
   int_parts=""
   case " $rest " in
     *" integration "*)
       if [ -z "${TARGETS:-}" ] && prepare_integration; then
-        # integration's groups, the longest gates, start first, one in each lane from sanity's: the first in sanity's
-        # lane, the second in units', a third in reliability's after its gates
-        i=0
+        # each of integration's groups in a lane of its own, from the start
         for grp in $(integration_groups); do
-          case $((i % 3)) in
-            0) lane_a="integration_group:$grp$lane_a" ;;
-            1) lane_c="integration_group:$grp$lane_c" ;;
-            *) lane_b="$lane_b integration_group:$grp" ;;
-          esac
-          int_parts="$int_parts integration_group-$grp"; i=$((i + 1))
+          lanes+=("integration_group:$grp"); lane_nice+=(0)
+          int_parts="$int_parts integration_group-$grp"
         done
         rest=$(for g in $rest; do [ "$g" = integration ] || printf '%s ' "$g"; done)
       fi ;;
   esac
-  echo "=== gates: $lane_a |$lane_b |$lane_c: side by side (their output follows when all are done)"
+  echo "=== gates side by side (their output follows when all are done):$(printf ' [%s ]' "${lanes[@]}")"
   lane_pids=""
-  for l in "$lane_a" "$lane_b" "$lane_c"; do
-    [ -n "$l" ] || continue
-    # shellcheck disable=SC2086  # l is a list of gate names
+  for i in "${!lanes[@]}"; do
+    # shellcheck disable=SC2086  # a lane is a list of gate names
     (
-      for g in $l; do
+      renice -n "${lane_nice[$i]}" -p "$BASHPID" >/dev/null
+      for g in ${lanes[$i]}; do
         case $g in
           *:*) renice -n 0 -p "$BASHPID" >/dev/null 2>&1; run_gate_quietly "${g%%:*}" "${g#*:}" ;;
-          *) [ "$l" = "$lane_b" ] || renice -n 10 -p "$BASHPID" >/dev/null; run_gate_quietly "$g" ;;
+          *) run_gate_quietly "$g" ;;
         esac
       done
     ) &
@@ -353,7 +346,7 @@ if [ "${GATE_LANES:-3}" -gt 1 ] && [ "$lanes" -gt 1 ]; then
   # shellcheck disable=SC2086  # a list of pids
   wait $lane_pids
   for g in $gates; do
-    case " $lane_a $lane_b $lane_c " in *" $g "*) report_quiet_gate "$g" ;; esac
+    case " $short $long " in *" $g "*) report_quiet_gate "$g" ;; esac
     # shellcheck disable=SC2086  # a list of lane keys
     [ "$g" = integration ] && [ -n "$int_parts" ] && report_quiet_gate integration $int_parts
   done

@@ -264,13 +264,13 @@ gate_integration() {
   return "$rc"
 }
 
-# The gates run side by side, in lanes: each of integration's groups (the longest gates) in a lane of its own;
-# reliability (Nova boots, restarts of services, stalled requests: it waits for a good part of its wall time) and
-# oldest in another; sanity, lint, changelog, docs, simulator, harness and units in the last, at nice 10: it takes the
-# time the others leave, and units' two workers both cores at the end. Integration and reliability have waits with
-# bounds and run at normal priority. (Integration after the other gates ran its two groups alone with a core idle for
-# about a quarter of its wall time: 15 min 39 s warm; its groups after the short gates of their lanes started too
-# late: 16 min 28 s; first in their lanes, with a fresh home, sanity's virtualenv builds after them came last.)
+# The gates before integration run side by side, in three lanes: reliability (Nova boots, restarts of services,
+# stalled requests: it waits for a good part of its wall time) and then oldest in one; sanity, lint, changelog, docs
+# and simulator in another; units (two pytest workers) and then harness in the third. Then integration, its two groups
+# side by side. Tried and measured slower (docs/development.md, "Order"): integration's groups in the lanes, after
+# the short gates of their lanes (16 min 28 s warm against 15 min 39 s), first in the lanes of the short gates, or
+# each in a lane of its own from the start (both slower from a fresh clone: integration under three or four lanes
+# took 590 s and more per group, where alone it takes about 430 s).
 # A lane's gates write their output to a log that is printed, in gate order, once every lane is done.
 # GATE_LANES=1 runs every gate in turn with its output as it comes.
 lane_dir="$run_dir/lanes"
@@ -303,52 +303,36 @@ report_quiet_gate() {  # NAME [KEY ...]: what run_gate prints for gate NAME, fro
   fi
 }
 
-# lanes[i]: the gates of lane i in order; lane_nice[i]: the priority of its gates that are not integration's
-lanes=(); lane_nice=(); short=""; long=""; rest=""
+lane_a=""; lane_b=""; lane_c=""; rest=""
 for g in $gates; do
   case $g in
-    sanity | lint | changelog | docs | simulator | harness | units) short="$short $g" ;;
-    reliability | oldest) long="$long $g" ;;
+    sanity | lint | changelog | docs | simulator) lane_a="$lane_a $g" ;;
+    reliability | oldest) lane_b="$lane_b $g" ;;
+    units | harness) lane_c="$lane_c $g" ;;
     *) rest="$rest $g" ;;
   esac
 done
-[ -n "$long" ] && { lanes+=("$long"); lane_nice+=(0); }
-[ -n "$short" ] && { lanes+=("$short"); lane_nice+=(10); }
-if [ "${GATE_LANES:-4}" -gt 1 ] && [ "${#lanes[@]}" -gt 1 ]; then
+lanes=0
+for l in "$lane_a" "$lane_b" "$lane_c"; do [ -n "$l" ] && lanes=$((lanes + 1)); done
+if [ "${GATE_LANES:-3}" -gt 1 ] && [ "$lanes" -gt 1 ]; then
   mkdir -p "$lane_dir"
-  int_parts=""
-  case " $rest " in
-    *" integration "*)
-      if [ -z "${TARGETS:-}" ] && prepare_integration; then
-        # each of integration's groups in a lane of its own, from the start
-        for grp in $(integration_groups); do
-          lanes+=("integration_group:$grp"); lane_nice+=(0)
-          int_parts="$int_parts integration_group-$grp"
-        done
-        rest=$(for g in $rest; do [ "$g" = integration ] || printf '%s ' "$g"; done)
-      fi ;;
-  esac
-  echo "=== gates side by side (their output follows when all are done):$(printf ' [%s ]' "${lanes[@]}")"
+  echo "=== gates$lane_a |$lane_b |$lane_c: side by side (their output follows when all are done)"
   lane_pids=""
-  for i in "${!lanes[@]}"; do
-    # shellcheck disable=SC2086  # a lane is a list of gate names
+  for l in "$lane_a" "$lane_b" "$lane_c"; do
+    [ -n "$l" ] || continue
+    # The reliability lane waits on its services and stalls: it gets a core whenever it can use one (given the same
+    # share as the two others, it took 775 s instead of 463 s); the other lanes take what it leaves (nice 10).
+    # shellcheck disable=SC2086  # l is a list of gate names
     (
-      renice -n "${lane_nice[$i]}" -p "$BASHPID" >/dev/null
-      for g in ${lanes[$i]}; do
-        case $g in
-          *:*) renice -n 0 -p "$BASHPID" >/dev/null 2>&1; run_gate_quietly "${g%%:*}" "${g#*:}" ;;
-          *) run_gate_quietly "$g" ;;
-        esac
-      done
+      [ "$l" = "$lane_b" ] || renice -n 10 -p "$BASHPID" >/dev/null
+      for g in $l; do run_gate_quietly "$g"; done
     ) &
     lane_pids="$lane_pids $!"
   done
   # shellcheck disable=SC2086  # a list of pids
   wait $lane_pids
   for g in $gates; do
-    case " $short $long " in *" $g "*) report_quiet_gate "$g" ;; esac
-    # shellcheck disable=SC2086  # a list of lane keys
-    [ "$g" = integration ] && [ -n "$int_parts" ] && report_quiet_gate integration $int_parts
+    case " $lane_a $lane_b $lane_c " in *" $g "*) report_quiet_gate "$g" ;; esac
   done
   gates=$rest
 fi

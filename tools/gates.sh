@@ -49,20 +49,17 @@ log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 # Runs gate_NAME in a subshell and writes to FILE the CPU seconds (user + system) of every process the gate waited
 # for: with the wall time it says whether the gate kept a core busy. The services a gate starts in the background
 # (Placement, Cyborg, ... detach from it) are not counted.
-cpu_of_gate() {  # NAME FILE [ARG ...]: gate_NAME ARG ...
+cpu_of_gate() {  # NAME FILE
   (
     rc=0
-    "gate_$1" "${@:3}" || rc=$?
+    "gate_$1" || rc=$?
     # `times` itself, not in a pipeline: a pipeline's subshell has no children of its own
     times >"$2.times"
     awk 'function s(v) { split(v, a, "m"); return a[1] * 60 + a[2] }
-      { u += s($1); y += s($2) } END { printf "%.0f %.0f\n", u, y }' "$2.times" >"$2.raw"
-    cpu_words <"$2.raw" >"$2"
+      { u += s($1); y += s($2) } END { printf "%.0f s CPU (%.0f user, %.0f sys)\n", u + y, u, y }' "$2.times" >"$2"
     exit "$rc"
   )
 }
-
-cpu_words() { awk '{ u += $1; y += $2 } END { printf "%.0f s CPU (%.0f user, %.0f sys)\n", u + y, u, y }'; }
 
 run_gate() {
   local name=$1 start=$SECONDS cpu=""
@@ -275,31 +272,22 @@ gate_integration() {
 # GATE_LANES=1 runs every gate in turn with its output as it comes.
 lane_dir="$run_dir/lanes"
 
-run_gate_quietly() {  # NAME [ARG]: gate_NAME [ARG]'s output to the log of KEY (NAME, or NAME-ARG), status and seconds
-  local name=$1 key=$1${2:+-$2} start=$SECONDS rc=0
-  cpu_of_gate "$name" "$lane_dir/$key.cpu" ${2:+"$2"} >"$lane_dir/$key.log" 2>&1 || rc=$?
-  echo "$rc $((SECONDS - start))" >"$lane_dir/$key.status"
+run_gate_quietly() {  # NAME: the gate's output to its log, its status and seconds to NAME.status
+  local name=$1 start=$SECONDS rc=0
+  cpu_of_gate "$name" "$lane_dir/$name.cpu" >"$lane_dir/$name.log" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start))" >"$lane_dir/$name.status"
 }
 
-report_quiet_gate() {  # NAME [KEY ...]: what run_gate prints for gate NAME, from the lane files of its parts' KEYs
-  # (default: NAME): failed when a part failed; the seconds of each part, the CPU seconds of all
-  local name=$1 rc=0 took="" k r t
-  shift
-  [ $# -gt 0 ] || set -- "$name"
+report_quiet_gate() {  # NAME: what run_gate prints, from the lane's files
+  local name=$1 rc=1 took=0 cpu="CPU not known"
   echo "=== gate $name: gate_$name"
-  for k in "$@"; do
-    cat "$lane_dir/$k.log" 2>/dev/null
-    r=1; t=0
-    [ -f "$lane_dir/$k.status" ] && read -r r t <"$lane_dir/$k.status"
-    [ "$r" -eq 0 ] || rc=1
-    took="$took${took:+ + }$t s"
-  done
-  local cpu
-  cpu=$(for k in "$@"; do cat "$lane_dir/$k.cpu.raw" 2>/dev/null; done | cpu_words)
+  cat "$lane_dir/$name.log" 2>/dev/null
+  [ -f "$lane_dir/$name.status" ] && read -r rc took <"$lane_dir/$name.status"
+  [ -f "$lane_dir/$name.cpu" ] && read -r cpu <"$lane_dir/$name.cpu"
   if [ "$rc" -eq 0 ]; then
-    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took, $cpu)"
+    passed=$((passed + 1)); echo "=== gate $name: PASSED ($took s, $cpu)"
   else
-    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took, $cpu)"
+    failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took s, $cpu)"
   fi
 }
 

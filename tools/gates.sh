@@ -204,9 +204,8 @@ integration_job() {  # COLL SERVICES_DIR OUT [TARGET ...]
 }
 
 # The targets are split into groups by their `shippable/posix/groupN` alias; each group runs as a job of its own
-# (own staged tree, own Placement/Cyborg/Ironic). Run alone (GATES=integration, GATE_LANES=1), the gate runs
-# INTEGRATION_JOBS (default 2) groups at a time; beside the other gates, each group runs in a lane of its own after
-# that lane's gates (below). With TARGETS set (development), one job runs those.
+# (own staged tree, own Placement/Cyborg/Ironic), INTEGRATION_JOBS (default 2) at a time, after the lanes of the
+# other gates (below). With TARGETS set (development), one job runs those.
 # Every job runs ansible-test with one new, empty home directory (int_home), prepared the way the gates prepare
 # the user's, once before any job: each run starts the jobs the way a new user's first run does, so that first-run
 # state (the key pair two jobs would both make) cannot hide behind what an earlier run left in the real home.

@@ -15,7 +15,6 @@ import fcntl
 import hashlib
 import os
 import stat
-import tempfile
 import threading
 import traceback
 
@@ -137,13 +136,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_planted_links_and_fifos_at_state_files(case, figures):
+def test_planted_links_and_fifos_at_state_files(case, figures, tmp_path):
     where, run = CASES[case]
     fig = figures.setdefault("hostile_files", {"links": 0, "fifos": 0, "cases": 0, "victims_changed": 0,
                                                "hangs": 0, "tracebacks": 0})
     problems = []
     for kind in PLANTS:
-        d = tempfile.mkdtemp(prefix="accelops-hostile-files-")
+        d = str(tmp_path / kind)
+        os.mkdir(d, 0o700)
         victim = _victim(d)
         _plant(where(d), kind, victim)
         fig["fifos" if kind == "fifo" else "links"] += 1

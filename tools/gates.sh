@@ -32,6 +32,9 @@ ln -sf "$venv/bin/python" ".build/pybin/python$ctl_py"
 mod_python="$venv/bin/python"
 [ -x "$top/.venv-modules/bin/python" ] && mod_python="$top/.venv-modules/bin/python"
 mod_py=$("$mod_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+# The simulator's tool fakes (a Python process per nvidia-smi, mdevctl, ... run, thousands per gate run; standard
+# library only) run on the interpreter of this name on PATH (tests/simulator/accelsim/tree.py): the modules' one.
+ln -sf "$mod_python" .build/pybin/accelsim-tool-python
 
 # What ansible-test keeps in the home directory (its pip bootstrap stand-in, its SSH key pair) is made before any
 # ansible-test command, once: a first run on a fresh machine must not depend on which job gets there first.

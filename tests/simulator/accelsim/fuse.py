@@ -58,7 +58,7 @@ def _operations_class():
             self.store = StateStore(state_dir)
             self.faults = Faults(state_dir)
             self.state_dir = os.path.abspath(state_dir)
-            self.lock = threading.RLock()
+            self.mutex = threading.RLock()  # not "lock": that name is the FUSE operation for POSIX locks
             self.stamp = None
             self.tree = None
             self.host = None
@@ -78,7 +78,7 @@ def _operations_class():
             return self.tree
 
         def _node(self, path):
-            with self.lock:
+            with self.mutex:
                 node = self._refresh().get(path)
             if node is None:
                 raise mfusepy.FuseOSError(errno.ENOENT)
@@ -121,7 +121,7 @@ def _operations_class():
             node = self._node(path)
             if node.kind != "d":
                 raise mfusepy.FuseOSError(errno.ENOTDIR)
-            with self.lock:
+            with self.mutex:
                 names = self.tree.listdir(path)
             if path == "/":
                 names = sorted(names + list(DISK_DIRS)) + [STATE_LINK]
@@ -139,7 +139,7 @@ def _operations_class():
             return node.data
 
         def _new_fh(self, disk_fd=None):
-            with self.lock:
+            with self.mutex:
                 self.fh += 1
                 if disk_fd is not None:
                     self.disk_fds[self.fh] = disk_fd
@@ -157,7 +157,7 @@ def _operations_class():
                 raise mfusepy.FuseOSError(errno.EACCES)
             if acc in (os.O_RDONLY, os.O_RDWR) and not node.mode & 0o444:
                 raise mfusepy.FuseOSError(errno.EACCES)
-            with self.lock:
+            with self.mutex:
                 self.fh += 1
                 fh = self.fh
                 if path.startswith(("/dev/vfio/", "/dev/intel-fpga-port.", "/dev/dfl-port.")) and path != "/dev/vfio/vfio":
@@ -176,7 +176,7 @@ def _operations_class():
         def write(self, path, data, offset, fh):
             data = bytes(data)
             if fh in self.disk_fds:
-                with self.lock:
+                with self.mutex:
                     code = self.faults.check_write(path)
                     self.faults.log_write(path, data, code)
                 if code:
@@ -185,7 +185,7 @@ def _operations_class():
             node = self._node(path)
             if node.handler is None:
                 raise mfusepy.FuseOSError(errno.EACCES)
-            with self.lock:
+            with self.mutex:
                 code = self.faults.check_write(path)
                 if code is None:
                     try:
@@ -210,7 +210,7 @@ def _operations_class():
             return 0
 
         def release(self, path, fh):
-            with self.lock:
+            with self.mutex:
                 disk_fd = self.disk_fds.pop(fh, None)
                 if disk_fd is not None:
                     os.close(disk_fd)

@@ -8,10 +8,8 @@ persistence and ``tree.py`` for how the state is shown as sysfs.
 
 import copy
 import errno
-import hashlib
 import os
 import re
-import xml.etree.ElementTree as ET
 
 from . import mig
 from .model import UUID_RE, format_bdf, parse_bdf, vf_bdf
@@ -24,6 +22,7 @@ FIRST_FAKE_PID = 40000
 
 def seeded_mac(seed):
     """A stable, locally administered unicast MAC derived from ``seed``."""
+    import hashlib  # pylint: disable=import-outside-toplevel  # here, not above: see domain_xml
     h = hashlib.sha256(seed.encode()).digest()
     return "%02x:%02x:%02x:%02x:%02x:%02x" % ((h[0] & 0xFC) | 0x02, h[1], h[2], h[3], h[4], h[5])
 
@@ -647,6 +646,8 @@ def _free_share(types, used_type_ids, t, key="id"):
 
 def domain_xml(name, hostdevs):
     """A minimal libvirt live domain XML as found in /run/libvirt/qemu/<name>.xml."""
+    # imported where used: every tool fake run imports this module, and few of them need XML or a hash
+    import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel
     root = ET.Element("domstatus", state="running", reason="booted", pid="1")
     dom = ET.SubElement(root, "domain", type="kvm", id="1")
     ET.SubElement(dom, "name").text = name
@@ -667,6 +668,7 @@ def domain_xml(name, hostdevs):
 
 def domain_hostdevs(xml):
     """(set of PCI addresses, set of mdev uuids) assigned in a domain XML."""
+    import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel  # see domain_xml
     pci, mdevs = set(), set()
     try:
         root = ET.fromstring(xml)

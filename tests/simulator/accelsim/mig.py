@@ -48,7 +48,6 @@ README and pkg/mig/mode, for the pending/reset behaviour; facts only):
 """
 
 import copy
-import random
 
 from .mig_profiles import compute_slices, profiles as profile_table
 
@@ -164,6 +163,7 @@ def create_gi(m, table, profile, seed=""):
     if not free or compute + profile["compute_slices"] > compute_slices(table) or same >= profile["total"]:
         raise MigError("Insufficient Resources", 255)
     m["made"] = m.get("made", 0) + 1
+    import random  # pylint: disable=import-outside-toplevel  # only a MIG create needs it, not every tool run
     rng = random.Random("%s/%d" % (seed, m["made"]))
     start = max(free) if profile["size"] >= 4 else rng.choice(free)
     whole = profile["compute_slices"] == compute_slices(table)

@@ -8,6 +8,7 @@ tuple that ``dispatch_write`` routes to the kernel model.
 import hashlib
 import os
 import posixpath
+import shutil
 import sys
 
 from . import mig
@@ -518,13 +519,24 @@ def _domain_pid(name, xml):
     return 30000 + int(hashlib.sha256((name + repr(sorted(pci | mdevs))).encode()).hexdigest()[:3], 16)
 
 
+# The name on PATH of the interpreter the tool fakes run on, where there is one (tools/gates.sh links the platform's
+# Python there, built for speed: every tool run is a process of its own, thousands in a gate run); else this one.
+TOOL_PYTHON = "accelsim-tool-python"
+
+
+def tool_python():
+    return shutil.which(TOOL_PYTHON) or sys.executable
+
+
 def wrapper_script(tool, depth):
-    """A shell wrapper that runs a tool fake against the host root it lives in."""
+    """A shell wrapper that runs a tool fake against the host root it lives in. The fake needs only the standard
+    library and this package: its interpreter starts without site-packages (-S)."""
     up = "/".join([".."] * depth)
     return ("#!/bin/sh\n# accelsim fake of %s: acts on the simulated host this file lives in\n"
-            "root=$(cd \"$(dirname \"$0\")/%s\" && pwd)\n"
-            "PYTHONPATH=\"%s${PYTHONPATH:+:$PYTHONPATH}\" exec \"%s\" -m accelsim tool --root \"$root\" %s \"$@\"\n"
-            % (tool, up, PACKAGE_PARENT, sys.executable, tool))
+            "case $0 in */*) here=${0%%/*} ;; *) here=. ;; esac\n"
+            "root=$(cd \"$here/%s\" && pwd)\n"
+            "PYTHONPATH=\"%s${PYTHONPATH:+:$PYTHONPATH}\" exec \"%s\" -S -m accelsim tool --root \"$root\" %s \"$@\"\n"
+            % (tool, up, PACKAGE_PARENT, tool_python(), tool))
 
 
 def _tools(t):

@@ -1,6 +1,7 @@
 """The same kernel behaviours through a FUSE mount: each write() returns the kernel's errno."""
 
 import errno
+import fcntl
 import os
 import subprocess
 
@@ -178,3 +179,19 @@ def test_unmount_is_clean_and_errors_are_clear(fusehost, tmp_path):
             mount("qat", str(busy))
         assert read(dev(again, "0000:3d:00.0", "sriov_totalvfs")) == "16\n"
     assert not os.path.ismount(str(busy))
+
+
+def test_posix_and_flock_locks_on_the_mount_and_no_daemon_error(fusehost):
+    """Closing a file makes libfuse release the POSIX locks of its owner through the file system's lock operation;
+    the daemon has none (the kernel keeps the locks), so a close costs no error and a lock on the mount works."""
+    h = fusehost("qat")
+    for path in (os.path.join(h.root, "etc/hostname"), dev(h, "0000:3d:00.0", "sriov_totalvfs")):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_SH)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        finally:
+            os.close(fd)
+    assert read(dev(h, "0000:3d:00.0", "sriov_totalvfs")) == "16\n"
+    with open(os.path.join(h.state_dir, "fuse.log"), encoding="utf-8") as f:
+        assert f.read() == ""

@@ -55,10 +55,12 @@ def run_module(main, args, check=False, diff=False):
     a = dict(args)
     a["_ansible_check_mode"] = check
     a["_ansible_diff"] = diff
-    # the module's temporary directory goes under one removed here: ansible-test runs each test in a forked
-    # process that ends without running the atexit hook that would remove it
+    # the module's temporary directory goes under one removed here, not by the module's atexit hook (keep remote
+    # files): under ansible-test each test runs in a forked process that ends without running atexit hooks, and
+    # under plain pytest the hook would run at the end, on a directory already removed
     remote_tmp = tempfile.mkdtemp(prefix="accelops-modrunner-")
     a["_ansible_remote_tmp"] = remote_tmp
+    a["_ansible_keep_remote_files"] = True
     try:
         with patch_module_args(a):
             with pytest.raises(Exit) as e:

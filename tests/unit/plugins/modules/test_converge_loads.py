@@ -31,6 +31,11 @@ def test_a_no_op_converge_loads_no_engine(tmp_path, monkeypatch):
     patch_exits(monkeypatch)
     for name in ENGINES:   # as in a fresh module process (restored after the test)
         monkeypatch.delitem(sys.modules, UTILS + name, raising=False)
+        # and the attribute the import sets on its package: restored too, so that a later test in this process
+        # imports the module objects it patches (`from ..module_utils import _hostmodule` reads the attribute)
+        package, _, attr = (UTILS + name).rpartition(".")
+        if package in sys.modules:
+            monkeypatch.delattr(sys.modules[package], attr, raising=False)
     entry = {"name": "nlb", "match": {"address": "0000:86:00.0"},
              "fpga": {"bitstream": "/lib/firmware/nlb.gbs", "sha256": "0" * 64, "function_id": AFU}}
     done = run_module(accelerator_converge.main, {"root": host.root, "functions": [entry],

@@ -33,7 +33,7 @@ def test_a_no_op_converge_loads_no_engine(tmp_path, monkeypatch):
         monkeypatch.delitem(sys.modules, UTILS + name, raising=False)
         # and the attribute the import sets on its package: restored too, so that a later test in this process
         # imports the module objects it patches (`from ..module_utils import _hostmodule` reads the attribute)
-        package, _, attr = (UTILS + name).rpartition(".")
+        package, attr = (UTILS + name).rsplit(".", 1)
         if package in sys.modules:
             monkeypatch.delattr(sys.modules[package], attr, raising=False)
     entry = {"name": "nlb", "match": {"address": "0000:86:00.0"},

@@ -35,6 +35,8 @@ mod_py=$("$mod_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 # The simulator's tool fakes (a Python process per nvidia-smi, mdevctl, ... run, thousands per gate run; standard
 # library only) run on the interpreter of this name on PATH (tests/simulator/accelsim/tree.py): the modules' one.
 ln -sf "$mod_python" .build/pybin/accelsim-tool-python
+# and the modules of the ansible-playbook runs of the reliability suite (tests/reliability/helpers.py)
+export ACCELOPS_MODULE_PYTHON="$mod_python"
 
 # What ansible-test keeps in the home directory (its pip bootstrap stand-in, its SSH key pair) is made before any
 # ansible-test command, once: a first run on a fresh machine must not depend on which job gets there first.

@@ -8,11 +8,14 @@ gate's fault sweeps take (the first request of each kind and the last)."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import traceback
 
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
+from fixtures import collection_import_root
 
 AFU_GZIP = "d8424dc4-a4a1-c3d4-3213-4b09c1d7f2a2"
 AFU_AES = "f7df405c-bd7a-cf72-22f1-44b0b93acd18"
@@ -54,6 +57,23 @@ class Ended(Exception):
         Exception.__init__(self, kind)
         self.kind = kind
         self.result = result
+
+
+def ansible_playbook(*args):
+    """The command line of an ansible-playbook run (the one beside this Python) on localhost, connection local."""
+    return [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")] + list(args[:-1]) + [
+        "-i", "localhost,", "-c", "local", args[-1]]
+
+
+def playbook_env(**extra):
+    """The environment of a test's ansible-playbook run: this checkout's collection, no colour, warnings or syslog
+    audit lines, and the modules on ``ACCELOPS_MODULE_PYTHON`` (tools/gates.sh sets the modules' virtualenv, the
+    platform's Python, as on a real host; the integration targets run there too), else on this Python."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collection_import_root(), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0",
+               ANSIBLE_PYTHON_INTERPRETER=os.environ.get("ACCELOPS_MODULE_PYTHON") or sys.executable)
+    env.update(extra)
+    return env
 
 
 def patch_exits(monkeypatch):

@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
 
 import accelsim
 from accelsim.testing import require_fuse
-from fixtures import collection_import_root
+from helpers import ansible_playbook, playbook_env
 
 FULL = os.environ.get("HOST_FAULTS_FULL", "") not in ("", "0")
 PF0, PF1 = "0000:d8:00.0", "0000:d8:00.1"
@@ -48,10 +47,8 @@ def _play(tmp_path, h, name, address, count, wait):
 
 
 def _start(tmp_path, play):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collection_import_root(), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_PYTHON_INTERPRETER=sys.executable,
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", play]
+    env = playbook_env()
+    cmd = ansible_playbook(play)
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,  # pylint: disable=consider-using-with
                             cwd=str(tmp_path))
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 import accelsim
 from accelsim.testing import require_fuse
-from test_killed_run import PF0, PF1, _drained, _play, _providers, _run, collection_import_root  # noqa: F401
+from helpers import ansible_playbook, playbook_env
+from test_killed_run import PF0, PF1, _drained, _play, _providers, _run
 
 DRAIN_TRAIT = "CUSTOM_ACCELOPS_DRAINED"
 
@@ -79,10 +79,8 @@ def _kill_tree(pid):
 def _kill_when_ip_hangs(tmp_path, h, play):
     """Run ``play``; SIGKILL it with every process below it (the module, the hanging ``ip``) once the hanging
     ``ip link set`` has started. (rc, output, processes killed)."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collection_import_root(), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_PYTHON_INTERPRETER=sys.executable, PYTHONUNBUFFERED="1",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", play]
+    env = playbook_env(PYTHONUNBUFFERED="1")
+    cmd = ansible_playbook(play)
     log = tmp_path / "killed.log"
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,  # pylint: disable=consider-using-with

@@ -18,14 +18,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 import accelsim
 from accelsim.testing import require_fuse
-from fixtures import collection_import_root
+from helpers import ansible_playbook, playbook_env
 
 PF0, PF1 = "0000:d8:00.0", "0000:d8:00.1"
 DRAIN_TRAIT = "CUSTOM_ACCELOPS_DRAINED"
@@ -53,10 +52,8 @@ def _play(tmp_path, h, placement, node, counts):
 def _run(tmp_path, play, kill_at=None):
     """(returncode, output) of one ansible-playbook run; with ``kill_at``, its process group is killed (SIGKILL)
     as soon as the task of that name starts."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collection_import_root(), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_PYTHON_INTERPRETER=sys.executable, PYTHONUNBUFFERED="1",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local", play]
+    env = playbook_env(PYTHONUNBUFFERED="1")
+    cmd = ansible_playbook(play)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,  # pylint: disable=consider-using-with
                             cwd=str(tmp_path), start_new_session=True)
     out = []

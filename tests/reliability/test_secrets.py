@@ -17,12 +17,11 @@ import json
 import os
 import stat
 import subprocess
-import sys
 
 import pytest
 
 from faultproxy import FaultProxy
-from helpers import discovery, fpga_record, patch_exits, run_module
+from helpers import ansible_playbook, discovery, fpga_record, patch_exits, playbook_env, run_module
 
 import accelsim
 from accelsim.testing import require_fuse
@@ -128,7 +127,6 @@ def test_ansible_playbook_output_at_vvvv_with_diff(clean_placement, gate, tmp_pa
     """The real thing: ansible-playbook -vvvv --diff, the secret in the auth option and in a cloud dict."""
     pl = clean_placement
     pl.create_provider("cn1.example.org")
-    from fixtures import collection_import_root
     play = tmp_path / "play.yml"
     cloud = {"auth_type": "admin_token", "auth": {"endpoint": gate.url, "token": SECRET},
              "placement_endpoint_override": gate.url, "placement_api_version": "1.39"}
@@ -143,11 +141,8 @@ def test_ansible_playbook_output_at_vvvv_with_diff(clean_placement, gate, tmp_pa
             "cloud": cloud, "hosts": ["nohost"]}, "ignore_errors": True},
     ]
     play.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collection_import_root(), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_PYTHON_INTERPRETER=sys.executable,
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="0", ACCELOPS_AUDIT_SYSLOG="0")
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-vvvv", "--diff", "-i", "localhost,",
-           "-c", "local", str(play)]
+    env = playbook_env()
+    cmd = ansible_playbook("-vvvv", "--diff", str(play))
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path), check=False)
     out = r.stdout + r.stderr
     assert "ok=4" in out or "ok=3" in out, out[-3000:]

@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEBS := fuse3 libfuse3-3 pciutils pci.ids shellcheck git libvirt-clients libxml2-utils chromium openssh-client rabbitmq-server openjdk-17-jre-headless
 PYTHON ?= $(shell tools/find-python.sh)
 
-.PHONY: all quickstart demo test dist setup deps venv venv-oldest venv-modules services-venv stage clean
+.PHONY: all quickstart demo test dist setup deps venv venv-oldest venv-modules services-venv sanity-venvs stage clean
 all: test
 
 ## Debian packages (skipped when all are present; needs root when something is missing).
@@ -63,7 +63,12 @@ venv-modules: $(MODULES_VENV)/.stamp
 services-venv:
 	@if [ -x tests/harness/setup-venv.sh ]; then tests/harness/setup-venv.sh; fi
 
-setup: deps venv venv-oldest venv-modules services-venv
+## The virtualenvs of ansible-test's sanity tests (kept in ~/.ansible/test/venv): built with the rest of the set-up,
+## so that the gates of a new home directory do not spend their time building them.
+sanity-venvs: venv
+	@mkdir -p .build && tools/gates.sh --prime-sanity-venvs >.build/sanity-venvs.log 2>&1 || { tail -20 .build/sanity-venvs.log; exit 1; }
+
+setup: deps venv venv-oldest venv-modules services-venv sanity-venvs
 
 ## Stage the collection where ansible-playbook, ansible-doc and ansible-test find it.
 stage:

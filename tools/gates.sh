@@ -48,6 +48,10 @@ trap 'rm -rf "$run_dir"' EXIT
 coll=$(tools/stage.sh "$run_dir/collections")
 export ANSIBLE_COLLECTIONS_PATH="$run_dir/collections"
 gates=${GATES:-"sanity lint changelog docs units simulator harness integration reliability oldest"}
+# `make sanity-venvs` (part of `make setup`): ansible-test keeps the virtualenvs of its sanity tests in
+# ~/.ansible/test/venv; built here, with the rest of the set-up, not in the first gate run of a new home.
+prime_only=""
+[ "${1:-}" = "--prime-sanity-venvs" ] && prime_only=1
 passed=0; failed=0; failed_names=""
 log_dir="$top/.build/gate-logs"; mkdir -p "$log_dir"
 
@@ -78,13 +82,15 @@ run_gate() {
   fi
 }
 
+sanity_prime=""   # --prime-venvs: build the virtualenvs of the sanity tests, run none (tools/gates.sh --prime-sanity-venvs)
 gate_sanity() {
   # compile and import run on every target Python found; the rest on the controller Python.
-  (cd "$coll" && ansible-test sanity --color no --requirements --python "$ctl_py" --skip-test compile --skip-test import) ||
-    return 1
+  (cd "$coll" && ansible-test sanity --color no --requirements $sanity_prime --python "$ctl_py" --skip-test compile \
+    --skip-test import) || return 1
   [ -n "${SANITY_QUICK:-}" ] && return 0
   for v in $py_versions; do
-    (cd "$coll" && ansible-test sanity --color no --requirements --python "$v" --test compile --test import) || return 1
+    (cd "$coll" && ansible-test sanity --color no --requirements $sanity_prime --python "$v" --test compile --test import) ||
+      return 1
   done
 }
 gate_lint() { (cd "$coll" && ansible-lint --profile production --offline --nocolor); }
@@ -311,6 +317,12 @@ report_quiet_gate() {  # NAME: what run_gate prints, from the lane's files
     failed=$((failed + 1)); failed_names="$failed_names $name"; echo "=== gate $name: FAILED ($took s, $cpu)"
   fi
 }
+
+if [ -n "$prime_only" ]; then
+  sanity_prime=--prime-venvs
+  gate_sanity && exit 0
+  echo "gates: the sanity tests' virtualenvs could not be built"; exit 1
+fi
 
 lane_a=""; lane_b=""; lane_c=""; beside=""; rest=""
 for g in $gates; do

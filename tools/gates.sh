@@ -103,10 +103,6 @@ gate_docs() {
     (cd "$coll" && ansible-playbook --syntax-check -i localhost, playbooks/*.yml >/dev/null) &&
     DOCS_SITE_OUT="$run_dir/docs-site" tools/docs-site.sh
 }
-# Its own staged tree: it runs beside sanity, lint and docs, which work in "$coll" (ansible-test's tests/output).
-# pytest itself, in the two runs ansible-test units makes (the modules' side: modules and module_utils; the
-# controller's: the rest), without ansible-test's fork of a process per test, which was about a third of the gate's
-# CPU (docs/development.md). The oldest gate runs the modules' and actions' units through ansible-test units.
 # One pytest run of the units: a test skipped fails it (the gates give a test all it needs: the simulator, root).
 units_run() {  # PYTEST COMMAND...
   local out rc=0
@@ -115,6 +111,10 @@ units_run() {  # PYTEST COMMAND...
   if printf '%s\n' "$out" | tail -n 1 | grep -q ' skipped'; then echo "units: a test was skipped (above)"; rc=1; fi
   return "$rc"
 }
+# Its own staged tree: it runs beside sanity, lint and docs, which work in "$coll" (ansible-test's tests/output).
+# pytest itself, in the two runs ansible-test units makes (the modules' side: modules and module_utils; the
+# controller's: the rest), without ansible-test's fork of a process per test, which was about a third of the gate's
+# CPU (docs/development.md). The oldest gate runs the modules' and actions' units through ansible-test units.
 gate_units() {
   local ucoll rc=0
   ucoll=$(tools/stage.sh "$run_dir/collections-units") || return 1

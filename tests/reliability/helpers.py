@@ -59,10 +59,11 @@ class Ended(Exception):
         self.result = result
 
 
-def ansible_playbook(*args):
-    """The command line of an ansible-playbook run (the one beside this Python) on localhost, connection local."""
-    return [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")] + list(args[:-1]) + [
-        "-i", "localhost,", "-c", "local", args[-1]]
+def ansible_playbook(play, *options):
+    """The command line of an ansible-playbook run of ``play`` (the one beside this Python) on localhost, connection
+    local, with ``options``."""
+    return [os.path.join(os.path.dirname(sys.executable), "ansible-playbook")] + list(options) + [
+        "-i", "localhost,", "-c", "local", play]
 
 
 def playbook_env(**extra):

@@ -142,7 +142,7 @@ def test_ansible_playbook_output_at_vvvv_with_diff(clean_placement, gate, tmp_pa
     ]
     play.write_text(json.dumps([{"hosts": "localhost", "gather_facts": False, "tasks": tasks}]))
     env = playbook_env()
-    cmd = ansible_playbook("-vvvv", "--diff", str(play))
+    cmd = ansible_playbook(str(play), "-vvvv", "--diff")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path), check=False)
     out = r.stdout + r.stderr
     assert "ok=4" in out or "ok=3" in out, out[-3000:]

@@ -9,6 +9,8 @@ pytest-xdist worker: a module-scoped fixture is set up again in each child, and 
 a discovery of it) dies with the child. A fixture that builds through fork_shared keeps what it builds in a
 directory of the worker, so the worker's first test builds it and the others load it: module scope, as the fixture
 says, under ansible-test too. Run by plain pytest (no forks) it works the same.
+
+The simulator (tests/simulator) goes on sys.path here, for every unit test that renders a lab.
 """
 
 from __future__ import annotations
@@ -16,9 +18,14 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 
 import pytest
+
+SIMULATOR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "simulator"))
+if os.path.isdir(SIMULATOR) and SIMULATOR not in sys.path:
+    sys.path.insert(0, SIMULATOR)
 
 # The directory of this process (an xdist worker, or pytest itself), made before any test forks: every child of
 # the process finds it. A child never removes it (it leaves by os._exit); the process that made it does, at the end.

@@ -12,11 +12,8 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLLECTION = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
-SIMULATOR = os.path.join(COLLECTION, "tests", "simulator")
-for p in (HERE, SIMULATOR):
-    if os.path.isdir(p) and p not in sys.path:
-        sys.path.insert(0, p)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 from hostbuilder import HostTree  # noqa: E402  pylint: disable=wrong-import-position
 

@@ -2,7 +2,8 @@
 # Copyright (c) 2026, accelops.lifecycle contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Shared by the module tests: the simulator and this directory on sys.path, and a sysfs write counter."""
+"""Shared by the module tests: this directory on sys.path (the simulator: tests/unit/conftest.py), and a sysfs
+write counter."""
 
 from __future__ import annotations
 
@@ -14,10 +15,8 @@ import pytest
 from ansible_collections.accelops.lifecycle.plugins.module_utils import _sysfs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SIM = os.path.abspath(os.path.join(HERE, "..", "..", "..", "simulator"))
-for _path in (HERE, SIM):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 
 @pytest.fixture

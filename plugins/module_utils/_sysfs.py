@@ -27,6 +27,7 @@ _KERNEL_DECIMAL = re.compile(r"-?[0-9]{1,20}\Z")
 # Opened without blocking: a FIFO planted in a tree is read as empty, never waited on (regular files, sysfs and
 # procfs attributes ignore the flag).
 _O_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def kernel_int(text, low=None, high=None):
@@ -274,46 +275,71 @@ def readlink_real(real_path):
         return None
 
 
+def _open_dir(base):
+    """``(fd, None)`` for a machine directory opened to read its entries relative to it, or ``(None, errno)``."""
+    try:
+        return _open(base, _O_DIR), None
+    except OSError as e:
+        return None, e.errno or errno.EIO
+    except ValueError:  # a NUL in the path
+        return None, errno.EINVAL
+
+
 def read_attrs_real(base, names, limit=ATTR_LIMIT):
     """Several attributes of one machine directory in one call: ``[(text, errno), ...]`` in the order of
     ``names``, each as :func:`read_attr_real` gives it. ``base`` is the directory's machine path ending in
-    ``/``. The scanners read a function's attributes with it (one Python call instead of one per file)."""
+    ``/``. The scanners read a function's attributes with it (one Python call instead of one per file). The
+    directory is looked up once and each attribute opened relative to it: a path lookup walks every component,
+    and each step of the walk is a request on a FUSE-backed tree."""
+    dfd, err = _open_dir(base)
+    if dfd is None:
+        return [(None, err)] * len(names)
     out = []
     append = out.append
-    for name in names:
-        try:
-            fd = _open(base + name, _O_READ)
-        except OSError as e:
-            append((None, e.errno or errno.EIO))
-            continue
-        try:
-            data = _read(fd, limit)
-            if len(data) == limit and _read(fd, 1):
-                append((None, errno.EFBIG))
+    try:
+        for name in names:
+            try:
+                fd = _open(name, _O_READ, dir_fd=dfd)
+            except OSError as e:
+                append((None, e.errno or errno.EIO))
                 continue
-        except OSError as e:
-            append((None, e.errno or errno.EIO))
-            continue
-        finally:
-            _close(fd)
-        try:
-            append((data.decode("utf-8").strip(), None))
-        except UnicodeDecodeError:
-            append((None, errno.EILSEQ))
+            try:
+                data = _read(fd, limit)
+                if len(data) == limit and _read(fd, 1):
+                    append((None, errno.EFBIG))
+                    continue
+            except OSError as e:
+                append((None, e.errno or errno.EIO))
+                continue
+            finally:
+                _close(fd)
+            try:
+                append((data.decode("utf-8").strip(), None))
+            except UnicodeDecodeError:
+                append((None, errno.EILSEQ))
+    finally:
+        _close(dfd)
     return out
 
 
 def readlinks_real(base, names):
     """The targets of several symlinks of one machine directory (``base`` ending in ``/``), in the order of
-    ``names``; None for each that is missing, not a link or unreadable (as :func:`readlink_real`)."""
+    ``names``; None for each that is missing, not a link or unreadable (as :func:`readlink_real`), read relative
+    to the directory, looked up once (as :func:`read_attrs_real`)."""
+    dfd, _err = _open_dir(base)
+    if dfd is None:
+        return [None] * len(names)
     out = []
     append = out.append
     readlink = os.readlink
-    for name in names:
-        try:
-            append(readlink(base + name))
-        except (OSError, ValueError):
-            append(None)
+    try:
+        for name in names:
+            try:
+                append(readlink(name, dir_fd=dfd))
+            except (OSError, ValueError):
+                append(None)
+    finally:
+        _close(dfd)
     return out
 
 

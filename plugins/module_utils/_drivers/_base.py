@@ -25,7 +25,8 @@ from ansible_collections.accelops.lifecycle.plugins.module_utils._vocab import U
 from ansible_collections.accelops.lifecycle.plugins.module_utils._sysfs import (
     errno_text,
     read_attr_real,
-    readlink_real,
+    read_attrs_real,
+    readlinks_real,
 )
 
 __metaclass__ = type
@@ -407,6 +408,17 @@ def read_text(func, real_path, label):
     return value
 
 
+def read_texts(func, base, names, label=""):
+    """Several attributes of one directory (``base`` ending in ``/``) as :func:`read_text` reads each, in one batch
+    (:func:`read_attrs_real`: the directory's path is walked once); warnings name ``label`` + the attribute."""
+    out = []
+    for name, (value, err) in zip(names, read_attrs_real(base, names)):
+        if err is not None and err != errno.ENOENT:
+            func.warn("%s%s: %s" % (label, name, errno_text(err)))
+        out.append(value)
+    return out
+
+
 def walk_dirs(top, max_depth=6):
     """Real (non-symlink) directories below ``top`` as (relative path, name), breadth first, at most
     ``max_depth`` levels deep. Symlinks are never followed, so sysfs loops cannot trap it."""
@@ -436,6 +448,10 @@ def walk_dirs(top, max_depth=6):
     return out
 
 
+# what read_mdev reads of each type, in the order of its warnings
+_MDEV_TYPE_ATTRS = ("name", "description", "device_api", "available_instances")
+
+
 def read_mdev(func, ctx):
     """mdev types a parent offers and the mdevs that exist on it.
 
@@ -448,10 +464,7 @@ def read_mdev(func, ctx):
         for tid in listdir_real(tbase):
             tdir = tbase + "/" + tid
             label = "mdev_supported_types/%s/" % tid
-            name = read_text(func, tdir + "/name", label + "name")
-            desc = read_text(func, tdir + "/description", label + "description")
-            api = read_text(func, tdir + "/device_api", label + "device_api")
-            avail_text = read_text(func, tdir + "/available_instances", label + "available_instances")
+            name, desc, api, avail_text = read_texts(func, tdir + "/", _MDEV_TYPE_ATTRS, label)
             try:
                 avail = int(avail_text) if avail_text is not None else None
             except ValueError:
@@ -477,9 +490,7 @@ def read_mdev(func, ctx):
     mdevs = []
     for name in sorted(ent):
         if UUID_RE.match(name):
-            base = func.real + "/" + name
-            t = readlink_real(base + "/mdev_type")
-            g = readlink_real(base + "/iommu_group")
+            t, g = readlinks_real(func.real + "/" + name + "/", ("mdev_type", "iommu_group"))
             group = None
             if g:
                 try:

@@ -48,6 +48,19 @@ def fuse_unavailable_reason():
     return None
 
 
+# the file type of a tree node, for a directory entry's d_type
+_KIND_MODE = {"d": stat.S_IFDIR, "l": stat.S_IFLNK, "f": stat.S_IFREG}
+
+
+def _entry_mode(entry):
+    """The file type of a disk directory's entry (a FIFO planted there is a FIFO), 0 (unknown) when it went away
+    meanwhile."""
+    try:
+        return stat.S_IFMT(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return 0
+
+
 def _operations_class():
     import mfusepy  # pylint: disable=import-outside-toplevel
 
@@ -115,17 +128,25 @@ def _operations_class():
             return dict(times, st_mode=stat.S_IFREG | node.mode, st_nlink=1, st_size=len(node.data))
 
         def readdir(self, path, fh):
+            # Each entry with its type, as sysfs and a disk filesystem give it (d_type): a reader that walks a
+            # directory (os.scandir, os.walk) needs no lstat() of each entry to tell a link from a directory.
             real = self._real(path)
             if real:
-                return [".", ".."] + sorted(os.listdir(real))
+                with os.scandir(real) as it:
+                    disk = [(e.name, {"st_mode": _entry_mode(e)}, 0) for e in it]
+                return [".", ".."] + sorted(disk)
             node = self._node(path)
             if node.kind != "d":
                 raise mfusepy.FuseOSError(errno.ENOTDIR)
+            base = path.rstrip("/") + "/"
             with self.mutex:
-                names = self.tree.listdir(path)
+                get = self.tree.get
+                typed = [(name, {"st_mode": _KIND_MODE.get(getattr(get(base + name), "kind", None), 0)}, 0)
+                         for name in self.tree.listdir(path)]
             if path == "/":
-                names = sorted(names + list(DISK_DIRS)) + [STATE_LINK]
-            return [".", ".."] + names
+                typed = sorted(typed + [(d, {"st_mode": stat.S_IFDIR}, 0) for d in DISK_DIRS]) + \
+                    [(STATE_LINK, {"st_mode": stat.S_IFLNK}, 0)]
+            return [".", ".."] + typed
 
         def readlink(self, path):
             real = self._real(path)

@@ -1,5 +1,6 @@
 """The same kernel behaviours through a FUSE mount: each write() returns the kernel's errno."""
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -195,3 +196,47 @@ def test_posix_and_flock_locks_on_the_mount_and_no_daemon_error(fusehost):
     assert read(dev(h, "0000:3d:00.0", "sriov_totalvfs")) == "16\n"
     with open(os.path.join(h.state_dir, "fuse.log"), encoding="utf-8") as f:
         assert f.read() == ""
+
+
+class _Dirent(ctypes.Structure):  # glibc's struct dirent on 64-bit Linux
+    _fields_ = [("d_ino", ctypes.c_uint64), ("d_off", ctypes.c_int64), ("d_reclen", ctypes.c_ushort),
+                ("d_type", ctypes.c_ubyte), ("d_name", ctypes.c_char * 256)]
+
+
+def _entry_types(path):
+    """{name: d_type} of a directory as readdir(3) gives it (Python's os.scandir keeps d_type to itself)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.opendir.restype = ctypes.c_void_p
+    libc.opendir.argtypes = [ctypes.c_char_p]
+    libc.readdir.restype = ctypes.POINTER(_Dirent)
+    libc.readdir.argtypes = [ctypes.c_void_p]
+    libc.closedir.argtypes = [ctypes.c_void_p]
+    d = libc.opendir(os.fsencode(path))
+    assert d, os.strerror(ctypes.get_errno())
+    out = {}
+    try:
+        while True:
+            e = libc.readdir(d)
+            if not e:
+                break
+            name = e.contents.d_name.decode()
+            if name not in (".", ".."):
+                out[name] = e.contents.d_type
+    finally:
+        libc.closedir(d)
+    return out
+
+
+def test_directory_entries_carry_their_type_as_on_a_disk_tree(fusehost, tmp_path):
+    """readdir gives each entry's type (d_type: directory, link, file) as sysfs and a disk file system do, not
+    DT_UNKNOWN: a reader that walks a directory (os.scandir, os.walk) needs no lstat() per entry to tell them."""
+    h = fusehost("lab-all")
+    plain = render_tree("lab-all", str(tmp_path / "plain"))
+    dt_dir, dt_reg, dt_lnk = 4, 8, 10
+    for rel in ("sys/bus/pci/devices/" + T4, "sys/bus/pci/devices", "sys/class/net", "etc", "sys"):
+        got, want = _entry_types(os.path.join(h.root, rel)), _entry_types(os.path.join(plain.root, rel))
+        assert got == want, rel
+    t4 = _entry_types(dev(h, T4))
+    assert (t4["vendor"], t4["driver"], t4["mdev_supported_types"]) == (dt_reg, dt_lnk, dt_dir)
+    top = _entry_types(h.root)
+    assert top[".accelsim"] == dt_lnk and top["sys"] == top["etc"] == dt_dir

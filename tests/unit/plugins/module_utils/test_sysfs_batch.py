@@ -60,6 +60,24 @@ def test_readlinks_real_is_readlink_real_per_name(tmp_path):
     assert dict(zip(NAMES, got))["plain"] is None
 
 
+def test_the_batch_helpers_answer_as_one_at_a_time_whatever_the_directory_is(tmp_path):
+    """They look the directory up once and read each name relative to it: a directory reached through a link, a
+    missing one, a file, a dangling link or a FIFO where the directory should be answer as a lookup per name does."""
+    d = _tree(tmp_path)
+    os.symlink(d, str(tmp_path / "bus-link"))
+    (tmp_path / "a-file").write_text("x\n")
+    os.symlink("nowhere", str(tmp_path / "dangling-dir"))
+    os.mkfifo(str(tmp_path / "fifo-dir"))
+    os.mkfifo(d + "/fifo")
+    names = NAMES + ("fifo", "subdir/deeper")
+    for base in ("bus-link", "missing-dir", "a-file", "dangling-dir", "fifo-dir"):
+        b = str(tmp_path / base) + "/"
+        assert read_attrs_real(b, names) == [read_attr_real(b + n) for n in names], base
+        assert readlinks_real(b, names) == [readlink_real(b + n) for n in names], base
+    assert read_attrs_real(str(tmp_path / "bus-link") + "/", ("plain", "fifo")) == [("0x10de", None), ("", None)]
+    assert read_attrs_real(str(tmp_path / "a-file") + "/", ("plain",)) == [(None, errno.ENOTDIR)]
+
+
 def test_isdir_real_is_os_path_isdir(tmp_path):
     d = _tree(tmp_path)
     for n in NAMES:

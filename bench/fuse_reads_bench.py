@@ -43,7 +43,7 @@ def main():
         args = {"root": mnt, "nvidia_smi": "never"}
         module_call(coll, "accelerator_info", args)  # a first call: the bytecode of the tree is written
         walls, mods, daemons = [], [], []
-        for _ in range(a.repeat):
+        for _call in range(a.repeat):
             c0, d0 = CPU[0], daemon_cpu(h.proc.pid)
             wall, out = module_call(coll, "accelerator_info", args)
             walls.append(wall)
